@@ -1,0 +1,80 @@
+#pragma once
+// The public C++ API of the engine (DESIGN.md §1). One engine thread owns all mutable state;
+// callers only submit requests, cancel them, and read their events.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "engine/engine_stats.h"
+#include "engine/request.h"
+#include "model/loader.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace ps {
+
+struct EngineConfig {
+  int32_t block_size = 16;
+  int32_t num_blocks = 0;                // 0: derive from kv_cache_memory
+  int64_t kv_cache_memory = 512ll << 20;  // bytes of K+V cache
+  int32_t max_num_seqs = 64;
+  int32_t max_batched_tokens = 2048;
+  bool enable_prefix_caching = true;
+  int32_t max_model_len = 0;  // 0: the model's max_position_embeddings
+  int32_t max_queued_requests = 4096;
+  bool check_integrity_every_step = false;  // tests turn this on
+};
+
+class EngineCore;
+struct StreamState;
+
+// The reader of one request's events. Destroying it before the finish event cancels the
+// request (so a handler that returns early never leaks a sequence).
+class RequestStream {
+ public:
+  RequestStream(std::shared_ptr<StreamState> state, std::weak_ptr<EngineCore> core);
+  ~RequestStream();
+  RequestStream(const RequestStream&) = delete;
+  RequestStream& operator=(const RequestStream&) = delete;
+
+  RequestId id() const;
+  // Waits up to `timeout` for the next event. Returns false on timeout. After the finish event
+  // has been returned, returns false at once.
+  bool next(RequestOutput* out, std::chrono::milliseconds timeout);
+  void cancel();
+  bool finished() const;  // the finish event has been read
+
+ private:
+  std::shared_ptr<StreamState> state_;
+  std::weak_ptr<EngineCore> core_;
+  bool finish_seen_ = false;
+};
+
+using SubmitResult = std::variant<std::unique_ptr<RequestStream>, SubmitError>;
+
+class Engine {
+ public:
+  Engine(LoadedModel model, std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config);
+  ~Engine();  // aborts what is left and joins the engine thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates (sampling params, prompt + max_tokens vs context length, queue size) and
+  // enqueues. Never blocks on the engine thread.
+  SubmitResult submit(Request request);
+  void cancel(RequestId id);
+  EngineStats stats() const;
+
+  const ModelConfig& model_config() const;
+  const Tokenizer& tokenizer() const;
+  std::shared_ptr<const Tokenizer> tokenizer_ptr() const;
+  int32_t max_model_len() const;
+
+  // Stops accepting; lets running requests finish for up to `drain`, then aborts the rest.
+  void shutdown(std::chrono::milliseconds drain);
+
+ private:
+  std::shared_ptr<EngineCore> core_;
+};
+
+}  // namespace ps

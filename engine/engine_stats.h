@@ -1,0 +1,39 @@
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace ps {
+
+// Cumulative histogram snapshot in seconds; bucket i counts observations <= bounds[i].
+struct HistogramSnapshot {
+  std::vector<double> bounds;
+  std::vector<uint64_t> counts;  // same size as bounds, cumulative
+  uint64_t count = 0;            // all observations (the +Inf bucket)
+  double sum = 0.0;
+};
+
+// A thread-safe snapshot of what the engine is doing (for /metrics and tests).
+struct EngineStats {
+  int32_t running = 0;
+  int32_t waiting = 0;
+  int32_t kv_blocks_total = 0;
+  int32_t kv_blocks_active = 0;  // ref count >= 1
+  int32_t kv_blocks_cached = 0;  // ref count 0, kept for prefix hits
+  int32_t kv_blocks_free = 0;
+  bool kv_integrity_ok = true;
+  uint64_t prefix_cache_queries = 0;  // prompt tokens looked up
+  uint64_t prefix_cache_hits = 0;     // prompt tokens found
+  uint64_t prompt_tokens_total = 0;
+  uint64_t generation_tokens_total = 0;
+  uint64_t preemptions_total = 0;
+  uint64_t steps_total = 0;
+  uint64_t requests_finished_total = 0;
+  uint64_t requests_aborted_total = 0;
+  int32_t max_seqs_in_step = 0;  // the most sequences one step has run
+  HistogramSnapshot time_to_first_token;
+  HistogramSnapshot inter_token_latency;
+  HistogramSnapshot e2e_latency;
+  HistogramSnapshot queue_time;
+};
+
+}  // namespace ps

@@ -1,0 +1,19 @@
+#include "engine/request.h"
+
+namespace ps {
+
+const char* to_string(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kAbort:
+      return "abort";
+    case FinishReason::kError:
+      return "error";
+  }
+  return "error";
+}
+
+}  // namespace ps

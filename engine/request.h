@@ -1,0 +1,50 @@
+#pragma once
+// What the outside world hands the engine and what it gets back, one event at a time.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sampling/sampling_params.h"
+
+namespace ps {
+
+using RequestId = int64_t;
+
+enum class FinishReason { kStop, kLength, kAbort, kError };
+const char* to_string(FinishReason reason);  // "stop" | "length" | "abort" | "error"
+
+struct Request {
+  std::vector<int32_t> prompt_ids;
+  SamplingParams params;
+};
+
+struct TokenLogprob {
+  int32_t token_id = 0;
+  float logprob = 0.0f;
+  std::vector<std::pair<int32_t, float>> top;  // (token id, logprob), best first
+};
+
+// One event of a request's stream. Text is complete UTF-8, with any text that might still turn
+// into a stop string held back. The last event of every request has `finish` set; there is
+// exactly one such event.
+struct RequestOutput {
+  std::string text;
+  std::vector<int32_t> token_ids;
+  std::vector<TokenLogprob> logprobs;  // one per token in token_ids, when params.logprobs >= 0
+  std::optional<FinishReason> finish;
+  std::string finish_detail;  // the matched stop string, or the error message
+  int32_t prompt_tokens = 0;
+  int32_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  int32_t completion_tokens = 0;  // total so far
+};
+
+struct SubmitError {
+  enum class Kind { kInvalid, kQueueFull, kShuttingDown };
+  Kind kind = Kind::kInvalid;
+  std::string message;  // says what is wrong and the limit, e.g. both lengths
+  std::string param;    // the offending field, for OpenAI error bodies
+};
+
+}  // namespace ps

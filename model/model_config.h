@@ -1,0 +1,32 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ps {
+
+// The decoder shape, read from a Hugging Face `config.json`.
+struct ModelConfig {
+  std::string model_type = "qwen3";  // qwen3 | qwen2 | llama | mistral
+  int32_t hidden_size = 512;
+  int32_t num_hidden_layers = 8;
+  int32_t num_attention_heads = 8;
+  int32_t num_key_value_heads = 2;
+  int32_t head_dim = 64;  // explicit in config.json or hidden_size / num_attention_heads
+  int32_t intermediate_size = 1408;
+  int32_t vocab_size = 6400;
+  int32_t max_position_embeddings = 4096;
+  float rope_theta = 1e6f;
+  float rms_norm_eps = 1e-6f;
+  bool tie_word_embeddings = true;
+  bool qk_norm = true;        // qwen3: RMSNorm over each head of q and k
+  bool attention_bias = false;  // qwen2: q/k/v projections carry a bias
+  std::vector<int32_t> eos_token_ids;  // from generation_config.json (or config.json)
+  int32_t bos_token_id = -1;
+
+  // Throws std::runtime_error naming the file and field.
+  static ModelConfig from_dir(const std::string& model_dir);
+  std::string to_json() const;  // a config.json that from_dir reads back
+};
+
+}  // namespace ps

@@ -1,0 +1,40 @@
+#pragma once
+// The contract between scheduler/ and model/: one packed, batched forward step (DESIGN.md §3).
+// Plain C++ so both sides compile without each other's dependencies.
+#include <cstdint>
+#include <vector>
+
+namespace ps {
+
+using SeqId = int64_t;
+
+struct StepPlan {
+  // S scheduled sequences, in batch order.
+  std::vector<SeqId> seq_ids;
+  // T packed tokens: the new tokens of every scheduled sequence, sequence after sequence.
+  std::vector<int32_t> token_ids;
+  std::vector<int32_t> positions;
+  // Where each new token's K/V is written: block_id * block_size + offset in block.
+  std::vector<int32_t> slot_mapping;
+  // S + 1 prefix sums: sequence s owns packed rows [query_start[s], query_start[s+1]).
+  std::vector<int32_t> query_start;
+  // S: tokens in the KV cache for sequence s once this step's tokens are written.
+  std::vector<int32_t> context_len;
+  // S x max_blocks_per_seq, row-major; entries past a sequence's blocks are -1.
+  std::vector<int32_t> block_tables;
+  int32_t max_blocks_per_seq = 0;
+  // Indices s in [0, S) whose last new token produces logits this step (prompt complete or
+  // decoding). Logits come back in this order.
+  std::vector<int32_t> sample_indices;
+
+  // Accounting, for metrics and tests.
+  int32_t num_prefill_tokens = 0;
+  int32_t num_decode_tokens = 0;
+  std::vector<SeqId> preempted;  // sequences preempted while building this plan
+
+  int32_t num_seqs() const { return static_cast<int32_t>(seq_ids.size()); }
+  int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
+  bool empty() const { return seq_ids.empty(); }
+};
+
+}  // namespace ps
