@@ -1,0 +1,32 @@
+#pragma once
+// The tensors of a decoder checkpoint. Includes ATen: only model/ sources include this header.
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace ps {
+
+// Hugging Face layout and names; linear weights are [out_features, in_features].
+// Optional tensors (biases, q/k norms) are undefined tensors when the architecture has none.
+struct LayerWeights {
+  at::Tensor input_layernorm;           // [hidden]
+  at::Tensor q_proj, k_proj, v_proj;    // [heads*hd, hidden], [kv*hd, hidden], [kv*hd, hidden]
+  at::Tensor q_bias, k_bias, v_bias;    // qwen2 only
+  at::Tensor q_norm, k_norm;            // [head_dim], qwen3 only
+  at::Tensor o_proj;                    // [hidden, heads*hd]
+  at::Tensor post_attention_layernorm;  // [hidden]
+  at::Tensor gate_proj, up_proj;        // [inter, hidden]
+  at::Tensor down_proj;                 // [hidden, inter]
+};
+
+struct ModelWeights {
+  ModelConfig config;
+  at::Tensor embed_tokens;  // [vocab, hidden]
+  std::vector<LayerWeights> layers;
+  at::Tensor norm;     // [hidden]
+  at::Tensor lm_head;  // [vocab, hidden]; the same storage as embed_tokens when tied
+};
+
+}  // namespace ps
