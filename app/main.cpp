@@ -1,2 +1,45 @@
+// `pagedserve`: the one command. It only dispatches to subcommands (app/commands.h); all logic
+// lives in the libraries.
 #include <cstdio>
-int main() { std::puts("pagedserve"); return 0; }
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "app/commands.h"
+#include "app/flags.h"
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: pagedserve <command> [flags]\n"
+               "commands:\n"
+               "  serve            OpenAI-compatible HTTP server (--model DIR --host --port ...)\n"
+               "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
+               "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
+               "run `pagedserve <command> --help` for its flags\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "serve") return ps::serve_command(argc, argv);
+    if (cmd == "generate") return ps::generate_command(argc, argv);
+    if (cmd == "make-tiny-model") return ps::make_tiny_model_command(argc, argv);
+  } catch (const ps::UsageError& e) {
+    std::fprintf(stderr, "pagedserve %s: %s\n", cmd.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pagedserve %s: error: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "pagedserve: unknown command '%s'\n", cmd.c_str());
+  usage();
+  return 2;
+}

@@ -1,0 +1,10 @@
+#pragma once
+// One function per `pagedserve` subcommand. Each parses its own flags (app/flags.h), prints a
+// clear message naming the flag or file on bad input, and returns the process exit code.
+namespace ps {
+
+int make_tiny_model_command(int argc, char** argv);  // pagedserve make-tiny-model DIR [...]
+int generate_command(int argc, char** argv);         // pagedserve generate --model DIR ...
+int serve_command(int argc, char** argv);            // pagedserve serve --model DIR ...
+
+}  // namespace ps

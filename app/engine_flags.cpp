@@ -1,0 +1,81 @@
+#include "app/engine_flags.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace ps {
+
+const std::set<std::string>& engine_valued_flags() {
+  static const std::set<std::string> flags = {
+      "block-size",    "num-blocks",    "kv-cache-memory",     "max-num-seqs",
+      "max-batched-tokens", "max-model-len", "max-queued-requests"};
+  return flags;
+}
+
+const std::set<std::string>& engine_switch_flags() {
+  static const std::set<std::string> flags = {"no-prefix-caching"};
+  return flags;
+}
+
+namespace {
+
+int32_t positive_int(const Flags& flags, const std::string& name, int64_t fallback) {
+  int64_t v = flags.i64(name, fallback);
+  if (v < 1 || v > (1ll << 30)) {
+    throw UsageError("flag --" + name + " must be between 1 and 2^30, got " + std::to_string(v));
+  }
+  return static_cast<int32_t>(v);
+}
+
+// "512M", "2G", "1048576": bytes.
+int64_t parse_bytes(const std::string& name, const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  double mult = 1;
+  std::string suffix = end ? std::string(end) : "";
+  if (suffix == "K" || suffix == "KiB" || suffix == "k") mult = 1024.0;
+  else if (suffix == "M" || suffix == "MiB") mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB") mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty()) throw UsageError("flag --" + name + ": cannot read '" + text + "' as bytes (e.g. 512M, 2G)");
+  if (end == text.c_str() || !(v > 0)) {
+    throw UsageError("flag --" + name + " must be a positive size (e.g. 512M), got '" + text + "'");
+  }
+  return static_cast<int64_t>(v * mult);
+}
+
+}  // namespace
+
+EngineConfig engine_config_from_flags(const Flags& flags) {
+  EngineConfig c;
+  c.block_size = positive_int(flags, "block-size", c.block_size);
+  if (flags.has("num-blocks")) c.num_blocks = positive_int(flags, "num-blocks", 1);
+  if (auto mem = flags.opt("kv-cache-memory")) c.kv_cache_memory = parse_bytes("kv-cache-memory", *mem);
+  c.max_num_seqs = positive_int(flags, "max-num-seqs", c.max_num_seqs);
+  c.max_batched_tokens = positive_int(flags, "max-batched-tokens", c.max_batched_tokens);
+  if (flags.has("max-model-len")) c.max_model_len = positive_int(flags, "max-model-len", 1);
+  c.max_queued_requests = static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
+  if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
+  c.enable_prefix_caching = !flags.on("no-prefix-caching");
+  return c;
+}
+
+std::string model_dir_from_flags(const Flags& flags) {
+  if (auto dir = flags.opt("model")) {
+    if (!std::filesystem::is_directory(*dir)) {
+      throw UsageError("--model " + *dir + ": no such directory");
+    }
+    return *dir;
+  }
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("PAGEDSERVE_DEFAULT_MODEL")) candidates.push_back(env);
+  candidates.push_back(std::string(PAGEDSERVE_SOURCE_DIR) + "/models/tiny");
+  candidates.push_back(std::string(PAGEDSERVE_SOURCE_DIR) + "/models/tiny-random");
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c + "/config.json")) return c;
+  }
+  throw UsageError(
+      "no --model given and no default model found (looked in models/tiny and "
+      "models/tiny-random); run `pagedserve make-tiny-model models/tiny-random` or pass --model DIR");
+}
+
+}  // namespace ps

@@ -1,0 +1,68 @@
+#include <cstdio>
+
+#include "app/commands.h"
+#include "app/flags.h"
+#include "model/tiny_model.h"
+
+namespace ps {
+
+int make_tiny_model_command(int argc, char** argv) {
+  Flags flags(argc, argv, 2,
+              {"hidden-size", "num-layers", "num-heads", "num-kv-heads", "head-dim",
+               "intermediate-size", "vocab-size", "max-position-embeddings", "rope-theta",
+               "model-type", "dtype", "shards", "seed"},
+              {"untied", "help"});
+  if (flags.on("help") || flags.positional().size() != 1) {
+    std::fprintf(stderr,
+                 "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
+                 "[--seed S]\n  [--model-type qwen3|qwen2|llama] [--hidden-size 512] "
+                 "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
+                 "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
+                 "4096]\n  [--rope-theta 1e6] [--untied]\n");
+    if (flags.on("help")) return 0;
+    throw UsageError("expected exactly one DIR argument");
+  }
+  TinyModelOptions o;
+  ModelConfig& c = o.config;
+  c.model_type = flags.str("model-type", c.model_type);
+  if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama") {
+    throw UsageError("flag --model-type must be qwen3, qwen2 or llama, got '" + c.model_type + "'");
+  }
+  c.qk_norm = c.model_type == "qwen3";
+  c.attention_bias = c.model_type == "qwen2";
+  auto dim = [&](const char* name, int32_t fallback) {
+    int64_t v = flags.i64(name, fallback);
+    if (v < 1 || v > 65536 * 4) throw UsageError(std::string("flag --") + name + " out of range");
+    return static_cast<int32_t>(v);
+  };
+  c.hidden_size = dim("hidden-size", c.hidden_size);
+  c.num_hidden_layers = dim("num-layers", c.num_hidden_layers);
+  c.num_attention_heads = dim("num-heads", c.num_attention_heads);
+  c.num_key_value_heads = dim("num-kv-heads", c.num_key_value_heads);
+  c.head_dim = dim("head-dim", c.head_dim);
+  c.intermediate_size = dim("intermediate-size", c.intermediate_size);
+  c.vocab_size = dim("vocab-size", c.vocab_size);
+  c.max_position_embeddings = dim("max-position-embeddings", c.max_position_embeddings);
+  c.rope_theta = static_cast<float>(flags.f64("rope-theta", c.rope_theta));
+  c.tie_word_embeddings = !flags.on("untied");
+  if (c.num_attention_heads % c.num_key_value_heads != 0) {
+    throw UsageError("--num-heads must be a multiple of --num-kv-heads");
+  }
+  if (c.head_dim % 2 != 0) throw UsageError("--head-dim must be even (RoPE rotates pairs)");
+  const std::string dtype = flags.str("dtype", "f32");
+  if (dtype == "f32") o.dtype = WeightDtype::kF32;
+  else if (dtype == "bf16") o.dtype = WeightDtype::kBF16;
+  else if (dtype == "f16") o.dtype = WeightDtype::kF16;
+  else throw UsageError("flag --dtype must be f32, bf16 or f16, got '" + dtype + "'");
+  int64_t shards = flags.i64("shards", 1);
+  if (shards < 1 || shards > 64) throw UsageError("flag --shards must be between 1 and 64");
+  o.shards = static_cast<int32_t>(shards);
+  o.seed = static_cast<uint64_t>(flags.i64("seed", 0));
+  write_tiny_model(flags.positional()[0], o);
+  std::printf("wrote %s (%s, %d layers, hidden %d, vocab %d, %s)\n", flags.positional()[0].c_str(),
+              c.model_type.c_str(), c.num_hidden_layers, c.hidden_size, c.vocab_size,
+              dtype.c_str());
+  return 0;
+}
+
+}  // namespace ps

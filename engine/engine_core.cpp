@@ -1,0 +1,325 @@
+#include "engine/engine_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sampling/sampler.h"
+
+namespace ps {
+namespace {
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+FinishReason finish_reason_of(StopReason reason) {
+  switch (reason) {
+    case StopReason::kMaxTokens:
+    case StopReason::kContextLength:
+      return FinishReason::kLength;
+    default:
+      return FinishReason::kStop;
+  }
+}
+
+// The detokenizer indexes token tables by id; a checkpoint may have more embedding rows than the
+// tokenizer has tokens (padded vocab), and such ids decode to nothing rather than out of range.
+template <typename T>
+std::shared_ptr<const std::vector<T>> padded(std::shared_ptr<const std::vector<T>> table,
+                                             size_t size, T fill) {
+  if (table->size() >= size) return table;
+  auto copy = std::make_shared<std::vector<T>>(*table);
+  copy->resize(size, fill);
+  return copy;
+}
+
+}  // namespace
+
+EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> tokenizer,
+                       EngineConfig config)
+    : model_(std::move(model)), tokenizer_(std::move(tokenizer)), config_(config) {
+  const ModelConfig& mc = model_.config;
+  if (config_.block_size <= 0) throw std::invalid_argument("--block-size must be >= 1");
+  if (config_.max_num_seqs <= 0) throw std::invalid_argument("--max-num-seqs must be >= 1");
+  if (config_.max_batched_tokens <= 0) {
+    throw std::invalid_argument("--max-batched-tokens must be >= 1");
+  }
+  num_blocks_ = config_.num_blocks;
+  if (num_blocks_ <= 0) {
+    int64_t per_block = ModelRunner::kv_bytes_per_block(mc, config_.block_size);
+    num_blocks_ = static_cast<int32_t>(std::max<int64_t>(1, config_.kv_cache_memory / per_block));
+  }
+  // A sequence can never be longer than the whole pool, nor than the model's positions.
+  max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_position_embeddings;
+  max_model_len_ = std::min(max_model_len_, mc.max_position_embeddings);
+  max_model_len_ = std::min(max_model_len_, num_blocks_ * config_.block_size);
+
+  SchedulerConfig sc;
+  sc.num_blocks = num_blocks_;
+  sc.block_size = config_.block_size;
+  sc.max_num_seqs = config_.max_num_seqs;
+  sc.max_batched_tokens = config_.max_batched_tokens;
+  sc.enable_prefix_caching = config_.enable_prefix_caching;
+  scheduler_ = std::make_unique<Scheduler>(sc);
+  runner_ = std::make_unique<ModelRunner>(model_.weights, KvCacheSpec{num_blocks_, config_.block_size});
+
+  token_bytes_ = padded(tokenizer_->bytes_table(), static_cast<size_t>(mc.vocab_size), std::string());
+  token_special_ = padded(tokenizer_->special_table(), static_cast<size_t>(mc.vocab_size), false);
+  publish_stats();
+}
+
+EngineCore::~EngineCore() {
+  stop_ = true;
+  inbox_.enqueue(AbortAllCommand{});
+  if (thread_.joinable()) thread_.join();
+}
+
+void EngineCore::start() { thread_ = std::thread([this] { loop(); }); }
+
+SubmitResult EngineCore::submit(Request request) {
+  const int32_t vocab = model_.config.vocab_size;
+  if (!accepting_) {
+    return SubmitError{SubmitError::Kind::kShuttingDown, "the server is shutting down", ""};
+  }
+  std::string param;
+  std::string message = validate(request.params, vocab, &param);
+  if (!message.empty()) return SubmitError{SubmitError::Kind::kInvalid, message, param};
+  if (request.prompt_ids.empty()) {
+    return SubmitError{SubmitError::Kind::kInvalid, "the prompt is empty", "prompt"};
+  }
+  for (int32_t id : request.prompt_ids) {
+    if (id < 0 || id >= vocab) {
+      return SubmitError{SubmitError::Kind::kInvalid,
+                         "prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(vocab) + ")",
+                         "prompt"};
+    }
+  }
+  const int64_t prompt_len = static_cast<int64_t>(request.prompt_ids.size());
+  if (prompt_len + request.params.max_tokens > max_model_len_) {
+    return SubmitError{
+        SubmitError::Kind::kInvalid,
+        "This model's maximum context length is " + std::to_string(max_model_len_) +
+            " tokens. However, you requested " +
+            std::to_string(prompt_len + request.params.max_tokens) + " tokens (" +
+            std::to_string(prompt_len) + " in the prompt, " +
+            std::to_string(request.params.max_tokens) +
+            " for the completion). Shorten the prompt or lower max_tokens.",
+        "max_tokens"};
+  }
+  const int64_t limit = int64_t{config_.max_num_seqs} + config_.max_queued_requests;
+  if (outstanding_.fetch_add(1) >= limit) {
+    outstanding_.fetch_sub(1);
+    return SubmitError{SubmitError::Kind::kQueueFull,
+                       "too many requests in flight (limit " + std::to_string(limit) +
+                           "); retry later",
+                       ""};
+  }
+  RequestId id = next_id_.fetch_add(1);
+  auto stream = std::make_shared<StreamState>(id);
+  inbox_.enqueue(AddCommand{id, std::move(request), stream});
+  return std::make_unique<RequestStream>(stream, weak_from_this());
+}
+
+void EngineCore::cancel(RequestId id) { inbox_.enqueue(CancelCommand{id}); }
+
+void EngineCore::loop() {
+  while (!stop_) {
+    if (!drain_inbox(!scheduler_->has_unfinished())) break;
+    if (stop_) break;
+    if (scheduler_->has_unfinished()) step();
+  }
+  // Whatever is left ends with exactly one finish event.
+  std::vector<RequestId> left;
+  for (auto& [id, state] : requests_) left.push_back(id);
+  for (RequestId id : left) finish(id, FinishReason::kAbort, "engine stopped", "");
+  publish_stats();
+}
+
+bool EngineCore::drain_inbox(bool block) {
+  Command cmd;
+  bool got = block ? inbox_.wait_dequeue_timed(cmd, std::chrono::milliseconds(50))
+                   : inbox_.try_dequeue(cmd);
+  while (got) {
+    if (auto* add = std::get_if<AddCommand>(&cmd)) {
+      const auto& p = add->request.params;
+      StopChecker checker(p, model_.config.eos_token_ids,
+                          static_cast<int32_t>(add->request.prompt_ids.size()), max_model_len_,
+                          token_bytes_, token_special_);
+      scheduler_->add(add->id, add->request.prompt_ids);
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        stats_.prompt_tokens_total += add->request.prompt_ids.size();
+      }
+      requests_.emplace(add->id, std::make_unique<RequestState>(std::move(add->request),
+                                                                add->stream, std::move(checker)));
+    } else if (auto* cancel = std::get_if<CancelCommand>(&cmd)) {
+      if (requests_.count(cancel->id)) finish(cancel->id, FinishReason::kAbort, "cancelled", "");
+    } else {
+      std::vector<RequestId> all;
+      for (auto& [id, state] : requests_) all.push_back(id);
+      for (RequestId id : all) finish(id, FinishReason::kAbort, "aborted", "");
+      if (stop_) return false;
+    }
+    got = inbox_.try_dequeue(cmd);
+  }
+  return true;
+}
+
+void EngineCore::step() {
+  StepPlan plan = scheduler_->schedule();
+  for (SeqId id : scheduler_->take_rejected()) {
+    finish(id, FinishReason::kError,
+           "the request needs more KV-cache blocks than the whole cache holds", "");
+  }
+  if (plan.empty()) {
+    publish_stats();
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  for (SeqId id : plan.seq_ids) {
+    auto it = requests_.find(id);
+    if (it == requests_.end() || it->second->scheduled_once) continue;
+    it->second->scheduled_once = true;
+    it->second->first_scheduled = now;
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    queue_.observe(seconds_between(it->second->arrival, now));
+  }
+  runner_->forward(plan, &logits_);
+  sample_and_emit(plan, logits_);
+  if (config_.check_integrity_every_step) scheduler_->block_manager().check_integrity();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.steps_total += 1;
+    stats_.max_seqs_in_step = std::max(stats_.max_seqs_in_step, plan.num_seqs());
+  }
+  publish_stats();
+}
+
+void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logits) {
+  const int32_t vocab = model_.config.vocab_size;
+  std::vector<int32_t> sampled;
+  std::vector<SampleResult> results;
+  sampled.reserve(plan.sample_indices.size());
+  results.reserve(plan.sample_indices.size());
+  for (size_t i = 0; i < plan.sample_indices.size(); ++i) {
+    RequestState& st = *requests_.at(plan.seq_ids[plan.sample_indices[i]]);
+    SamplingContext ctx{&st.request.prompt_ids, &st.output_ids, &st.stop.suppressed_ids()};
+    results.push_back(Sampler::sample(logits.data() + i * static_cast<size_t>(vocab), vocab,
+                                      st.request.params, ctx, st.rng));
+    sampled.push_back(results.back().token);
+  }
+  scheduler_->postprocess(plan, sampled);
+
+  const Clock::time_point now = Clock::now();
+  for (size_t i = 0; i < sampled.size(); ++i) {
+    const RequestId id = plan.seq_ids[plan.sample_indices[i]];
+    RequestState& st = *requests_.at(id);
+    const int32_t token = sampled[i];
+    st.output_ids.push_back(token);
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      if (st.output_ids.size() == 1) {
+        ttft_.observe(seconds_between(st.arrival, now));
+      } else {
+        itl_.observe(seconds_between(st.last_token, now));
+      }
+      stats_.generation_tokens_total += 1;
+    }
+    st.last_token = now;
+
+    StopResult r = st.stop.append(token);
+    RequestOutput ev;
+    ev.text = std::move(r.text);
+    ev.token_ids = {token};
+    if (st.request.params.logprobs >= 0) {
+      ev.logprobs.push_back(TokenLogprob{token, results[i].logprob, std::move(results[i].top)});
+    }
+    const Sequence* seq = scheduler_->find(id);
+    ev.prompt_tokens = static_cast<int32_t>(st.request.prompt_ids.size());
+    ev.cached_tokens = seq ? seq->num_cached_prompt_tokens() : 0;
+    ev.completion_tokens = static_cast<int32_t>(st.output_ids.size());
+    if (r.reason == StopReason::kNone) {
+      st.stream->push(std::move(ev));
+      continue;
+    }
+    ev.finish = finish_reason_of(r.reason);
+    ev.finish_detail = r.matched_stop;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      e2e_.observe(seconds_between(st.arrival, now));
+      stats_.requests_finished_total += 1;
+    }
+    st.stream->push(std::move(ev));
+    scheduler_->finish(id);
+    requests_.erase(id);
+    outstanding_.fetch_sub(1);
+  }
+}
+
+void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,
+                        std::string final_text) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  RequestState& st = *it->second;
+  RequestOutput ev;
+  ev.text = std::move(final_text);
+  ev.finish = reason;
+  ev.finish_detail = std::move(detail);
+  ev.prompt_tokens = static_cast<int32_t>(st.request.prompt_ids.size());
+  if (const Sequence* seq = scheduler_->find(id)) ev.cached_tokens = seq->num_cached_prompt_tokens();
+  ev.completion_tokens = static_cast<int32_t>(st.output_ids.size());
+  st.stream->push(std::move(ev));
+  scheduler_->finish(id);
+  requests_.erase(it);
+  outstanding_.fetch_sub(1);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (reason == FinishReason::kAbort) stats_.requests_aborted_total += 1;
+  stats_.requests_finished_total += 1;
+}
+
+void EngineCore::publish_stats() {
+  const BlockManager& bm = scheduler_->block_manager();
+  bool integrity_ok = true;
+  if (config_.check_integrity_every_step) {
+    try {
+      bm.check_integrity();
+    } catch (const std::exception&) {
+      integrity_ok = false;
+    }
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.running = scheduler_->num_running();
+  stats_.waiting = scheduler_->num_waiting();
+  stats_.kv_blocks_total = bm.num_blocks();
+  stats_.kv_blocks_active = bm.num_active_blocks();
+  stats_.kv_blocks_cached = bm.num_cached_blocks();
+  stats_.kv_blocks_free = bm.num_free_blocks();
+  stats_.kv_integrity_ok = integrity_ok;
+  stats_.prefix_cache_queries = bm.prefix_queries();
+  stats_.prefix_cache_hits = bm.prefix_hits();
+  stats_.preemptions_total = scheduler_->num_preemptions();
+}
+
+EngineStats EngineCore::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  EngineStats s = stats_;
+  s.time_to_first_token = ttft_.snapshot();
+  s.inter_token_latency = itl_.snapshot();
+  s.e2e_latency = e2e_.snapshot();
+  s.queue_time = queue_.snapshot();
+  return s;
+}
+
+void EngineCore::shutdown(std::chrono::milliseconds drain) {
+  accepting_ = false;
+  const auto deadline = Clock::now() + drain;
+  while (outstanding_.load() > 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop_ = true;
+  inbox_.enqueue(AbortAllCommand{});
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace ps

@@ -1,0 +1,86 @@
+#pragma once
+// The engine thread and everything it owns (DESIGN.md §1): scheduler, model runner (with the KV
+// cache), per-request sampling state. Other threads only push commands into the inbox and read
+// stats; nothing else touches the state, so there are no locks inside the step.
+#include <atomic>
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+#include "engine/engine.h"
+#include "engine/histogram.h"
+#include "engine/request_state.h"
+#include "model/model_runner.h"
+#include "scheduler/scheduler.h"
+
+namespace ps {
+
+class EngineCore : public std::enable_shared_from_this<EngineCore> {
+ public:
+  EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config);
+  ~EngineCore();
+
+  void start();
+  SubmitResult submit(Request request);
+  void cancel(RequestId id);
+  EngineStats stats() const;
+  void shutdown(std::chrono::milliseconds drain);
+
+  const ModelConfig& model_config() const { return model_.config; }
+  const std::shared_ptr<const Tokenizer>& tokenizer() const { return tokenizer_; }
+  int32_t max_model_len() const { return max_model_len_; }
+
+ private:
+  struct AddCommand {
+    RequestId id;
+    Request request;
+    std::shared_ptr<StreamState> stream;
+  };
+  struct CancelCommand {
+    RequestId id;
+  };
+  struct AbortAllCommand {};
+  using Command = std::variant<AddCommand, CancelCommand, AbortAllCommand>;
+
+  void loop();
+  bool drain_inbox(bool block);  // false when asked to stop
+  void step();
+  void sample_and_emit(const StepPlan& plan, std::vector<float>& logits);
+  void finish(RequestId id, FinishReason reason, std::string detail, std::string final_text);
+  void publish_stats();
+
+  LoadedModel model_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  EngineConfig config_;
+  int32_t num_blocks_ = 0;
+  int32_t max_model_len_ = 0;
+
+  // Engine-thread state.
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ModelRunner> runner_;
+  std::unordered_map<RequestId, std::unique_ptr<RequestState>> requests_;
+  std::vector<float> logits_;
+  std::shared_ptr<const std::vector<std::string>> token_bytes_;
+  std::shared_ptr<const std::vector<bool>> token_special_;
+
+  moodycamel::BlockingConcurrentQueue<Command> inbox_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> accepting_{true};
+  std::atomic<int64_t> next_id_{1};
+  std::atomic<int64_t> outstanding_{0};  // submitted and not yet finished
+
+  // Published once per step for other threads.
+  mutable std::mutex stats_mu_;
+  EngineStats stats_;
+  Histogram ttft_{Histogram::latency_buckets()};
+  Histogram itl_{Histogram::latency_buckets()};
+  Histogram e2e_{Histogram::latency_buckets()};
+  Histogram queue_{Histogram::latency_buckets()};
+};
+
+}  // namespace ps

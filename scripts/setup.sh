@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything pagedserve needs on Debian 12 (no GPU), builds it into build/, and writes
+# the default tiny model if it is not there yet. Safe to run again: each step is skipped when
+# already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages. libopenblas0-openmp matters: without it Debian's libtorch runs its GEMMs on
+# the reference BLAS, ~25x slower. python3-jinja2 checks our chat templates against Jinja;
+# nodejs/npm run the reference clients (openai, @huggingface/tokenizers) in tests.
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates curl
+  libtorch-dev libopenblas0-openmp
+  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-jinja2 nodejs npm
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Test clients from npm, pinned by tests/js/package-lock.json.
+if [ -f tests/js/package.json ] && [ ! -d tests/js/node_modules ]; then
+  echo "setup: installing test clients from npm"
+  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+fi
+
+# Build (Release).
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build build -j"$(nproc)"
+
+# The default model a newcomer's first command serves.
+if [ ! -f models/tiny-random/config.json ]; then
+  ./build/app/pagedserve make-tiny-model models/tiny-random
+fi
+echo "setup: done"

@@ -1,0 +1,51 @@
+#pragma once
+// A small random model and a real tokenizer for engine tests: big enough to have GQA, several
+// layers and real attention, small enough that the naive oracle runs in milliseconds.
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "model/loader.h"
+#include "model/tokenizer/bpe_trainer.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace ps::testing_util {
+
+inline ModelConfig small_config(const std::string& model_type = "qwen3") {
+  ModelConfig c;
+  c.model_type = model_type;
+  c.qk_norm = model_type == "qwen3";
+  c.attention_bias = model_type == "qwen2";
+  c.hidden_size = 64;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.intermediate_size = 128;
+  c.vocab_size = 512;
+  c.max_position_embeddings = 1024;
+  c.rope_theta = 10000.0f;
+  c.eos_token_ids = {2};
+  return c;
+}
+
+inline std::shared_ptr<const Tokenizer> small_tokenizer(int32_t vocab = 512) {
+  static std::shared_ptr<const Tokenizer> cached;
+  if (!cached) {
+    BpeTrainOptions o;
+    o.vocab_size = vocab;
+    cached = std::make_shared<const Tokenizer>(
+        Tokenizer::from_json_text(train_byte_level_bpe(tiny_model_corpus(), o), "test"));
+  }
+  return cached;
+}
+
+// Token ids that are not special (ids 0..2 are), so greedy runs are not cut short by accident.
+inline std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t len, int32_t vocab) {
+  std::uniform_int_distribution<int32_t> dist(3, vocab - 1);
+  std::vector<int32_t> ids(len);
+  for (auto& id : ids) id = dist(rng);
+  return ids;
+}
+
+}  // namespace ps::testing_util
