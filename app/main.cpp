@@ -16,6 +16,7 @@ void usage() {
                "commands:\n"
                "  serve            OpenAI-compatible HTTP server (--model DIR --host --port ...)\n"
                "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
+               "  bench offline    continuous batching vs single-request throughput\n"
                "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
                "run `pagedserve <command> --help` for its flags\n");
 }
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "serve") return ps::serve_command(argc, argv);
     if (cmd == "generate") return ps::generate_command(argc, argv);
+    if (cmd == "bench") return ps::bench_command(argc, argv);
     if (cmd == "make-tiny-model") return ps::make_tiny_model_command(argc, argv);
   } catch (const ps::UsageError& e) {
     std::fprintf(stderr, "pagedserve %s: %s\n", cmd.c_str(), e.what());

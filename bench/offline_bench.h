@@ -1,0 +1,42 @@
+#pragma once
+// `pagedserve bench offline`: one seeded workload run twice in one process — continuous
+// batching (up to max_num_seqs at once) and single-request mode (one request at a time through
+// an engine of the same configuration) — and the machine's own limits measured alongside.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace ps {
+
+struct OfflineWorkload {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<int32_t> output_lens;
+};
+
+// Random token prompts of exactly input_len tokens (ids past the special tokens), seeded.
+OfflineWorkload random_workload(int32_t num_prompts, int32_t input_len, int32_t output_len,
+                                int32_t vocab_size, uint64_t seed);
+
+struct ModeResult {
+  std::string mode;
+  int32_t requests = 0;
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;
+  double seconds = 0;
+  double mean_ttft_s = 0;
+  double mean_tpot_s = 0;  // (latency - ttft) / (output tokens - 1), averaged over requests
+  int32_t max_seqs_in_step = 0;
+  uint64_t steps = 0;
+  double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
+  double output_tok_s() const { return output_tokens / seconds; }
+};
+
+// Runs the workload with at most `concurrency` requests in flight (1 = single-request mode),
+// greedy, ignore_eos, on a fresh engine (so neither mode warms the other's prefix cache).
+ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
+                            std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config,
+                            const OfflineWorkload& workload, int32_t concurrency);
+
+}  // namespace ps
