@@ -17,6 +17,8 @@ void usage() {
                "  serve            OpenAI-compatible HTTP server (--model DIR --host --port ...)\n"
                "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
                "  bench offline    continuous batching vs single-request throughput\n"
+               "  train-tiny       train the tiny chat model (--data FILE.jsonl --out DIR)\n"
+               "  eval             greedy exact-match / similarity on a JSONL of questions\n"
                "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
                "run `pagedserve <command> --help` for its flags\n");
 }
@@ -32,6 +34,8 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "serve") return ps::serve_command(argc, argv);
     if (cmd == "generate") return ps::generate_command(argc, argv);
+    if (cmd == "train-tiny") return ps::train_tiny_command(argc, argv);
+    if (cmd == "eval") return ps::eval_command(argc, argv);
     if (cmd == "bench") return ps::bench_command(argc, argv);
     if (cmd == "make-tiny-model") return ps::make_tiny_model_command(argc, argv);
   } catch (const ps::UsageError& e) {
