@@ -1,0 +1,224 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ps {
+
+Scheduler::Scheduler(SchedulerConfig config)
+    : config_(std::move(config)),
+      blocks_(config_.num_blocks, config_.block_size, config_.enable_prefix_caching,
+              config_.block_hasher) {
+  if (config_.max_num_seqs <= 0 || config_.max_batched_tokens <= 0) {
+    throw std::invalid_argument("Scheduler needs max_num_seqs > 0 and max_batched_tokens > 0");
+  }
+}
+
+void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids) {
+  if (seqs_.count(id)) {
+    throw std::invalid_argument("Scheduler::add: sequence id " + std::to_string(id) +
+                                " is already in use");
+  }
+  auto seq = std::make_unique<Sequence>(id, std::move(prompt_ids), &blocks_);
+  if (!fits_pool(*seq)) {
+    rejected_.push_back(id);
+    return;
+  }
+  Sequence* s = seq.get();
+  seqs_.emplace(id, std::move(seq));
+  s->queue_pos_ = waiting_.insert(waiting_.end(), s);
+}
+
+StepPlan Scheduler::schedule() {
+  Step step;
+  step.budget = config_.max_batched_tokens;
+  schedule_decodes(step);
+  schedule_running_prefills(step);
+  // A step that had to preempt is short of blocks: admitting now would only preempt again.
+  if (step.preempted.empty()) admit_waiting(step);
+  return build_plan(step);
+}
+
+// Every running sequence with one token left (its last sampled token) gets it first, oldest
+// first, so decoding latency does not depend on prefill load.
+void Scheduler::schedule_decodes(Step& step) {
+  for (auto it = running_.begin(); it != running_.end();) {
+    Sequence* seq = *it;
+    if (seq->num_uncomputed_tokens() != 1) {
+      ++it;
+      continue;
+    }
+    if (step.budget == 0) break;
+    // Preemption takes from the back, so `it` survives unless seq itself is the victim, and
+    // then nothing newer is left to schedule.
+    if (!reserve_or_preempt(step, seq, seq->num_tokens())) break;
+    add_to_step(step, seq, 1);
+    ++it;
+  }
+}
+
+// Running sequences still in their prompt continue it with what budget is left, oldest first.
+// A chunk shrinks to the blocks the pool can give; only when not one token fits is the newest
+// running sequence preempted.
+void Scheduler::schedule_running_prefills(Step& step) {
+  const int32_t bs = config_.block_size;
+  for (auto it = running_.begin(); it != running_.end();) {
+    Sequence* seq = *it;
+    if (seq->scheduled_tokens_ > 0 || seq->num_uncomputed_tokens() < 2) {
+      ++it;
+      continue;
+    }
+    if (step.budget == 0 || static_cast<int32_t>(step.scheduled.size()) >= config_.max_num_seqs) {
+      break;
+    }
+    const int32_t want = std::min(seq->num_uncomputed_tokens(), step.budget);
+    int32_t room = 0;
+    bool self_preempted = false;
+    while (true) {
+      const auto held = static_cast<int32_t>(seq->block_table().size());
+      room = (held + blocks_.num_available_blocks()) * bs - seq->num_computed_tokens();
+      if (room > 0) break;
+      self_preempted = running_.back() == seq;
+      preempt_newest(step);
+      if (self_preempted) break;
+    }
+    if (self_preempted) break;
+    const int32_t n = std::min(want, room);
+    if (!blocks_.append_slots(seq->id(), seq->num_computed_tokens() + n)) {
+      throw std::logic_error("Scheduler: blocks counted available could not be taken");
+    }
+    add_to_step(step, seq, n);
+    ++it;
+  }
+}
+
+// Waiting sequences enter in FIFO order. One that does not fit stops admission: later ones
+// never skip ahead, so a long prompt cannot be starved by a stream of short ones.
+void Scheduler::admit_waiting(Step& step) {
+  while (!waiting_.empty() && step.budget > 0 &&
+         static_cast<int32_t>(step.scheduled.size()) < config_.max_num_seqs &&
+         num_running() < config_.max_num_seqs) {
+    Sequence* seq = waiting_.front();
+    if (!fits_pool(*seq)) {
+      // Only a preempted sequence can grow past the pool; prompts are checked in add().
+      reject(seq);
+      continue;
+    }
+    const PrefixMatch match = blocks_.match_prefix(seq->tokens());
+    const int32_t n = std::min(seq->num_tokens() - match.num_tokens, step.budget);
+    const int32_t slots = match.num_tokens + n;
+    if (!blocks_.can_allocate(match, slots)) break;
+    blocks_.allocate(seq->id(), match, slots);
+    waiting_.pop_front();
+    seq->admit(match.num_tokens);  // waiting -> running
+    seq->queue_pos_ = running_.insert(running_.end(), seq);
+    add_to_step(step, seq, n);
+  }
+}
+
+bool Scheduler::reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots) {
+  while (!blocks_.append_slots(seq->id(), num_slots)) {
+    const bool self = running_.back() == seq;
+    preempt_newest(step);
+    if (self) return false;
+  }
+  return true;
+}
+
+// running -> waiting (front). Its published blocks stay cached, so re-admission may find them.
+void Scheduler::preempt_newest(Step& step) {
+  if (running_.empty()) throw std::logic_error("Scheduler: nothing running to preempt");
+  Sequence* victim = running_.back();
+  running_.pop_back();
+  if (victim->scheduled_tokens_ > 0) {
+    step.budget += victim->scheduled_tokens_;
+    std::erase(step.scheduled, victim);
+  }
+  blocks_.free(victim->id());
+  victim->preempt();
+  victim->queue_pos_ = waiting_.insert(waiting_.begin(), victim);
+  step.preempted.push_back(victim->id());
+  ++num_preemptions_;
+}
+
+void Scheduler::add_to_step(Step& step, Sequence* seq, int32_t num_tokens) {
+  if (num_tokens <= 0 || num_tokens > step.budget || seq->scheduled_tokens_ != 0) {
+    throw std::logic_error("Scheduler: bad chunk of " + std::to_string(num_tokens) +
+                           " tokens for sequence " + std::to_string(seq->id()));
+  }
+  seq->scheduled_tokens_ = num_tokens;
+  step.budget -= num_tokens;
+  step.scheduled.push_back(seq);
+}
+
+bool Scheduler::fits_pool(const Sequence& seq) const {
+  return blocks_.blocks_for_tokens(seq.num_tokens()) <= blocks_.num_blocks();
+}
+
+void Scheduler::reject(Sequence* seq) {
+  // waiting -> finished, without ever holding blocks.
+  waiting_.erase(seq->queue_pos_);
+  seq->finish();
+  rejected_.push_back(seq->id());
+  seqs_.erase(seq->id());
+}
+
+void Scheduler::postprocess(const StepPlan& plan, const std::vector<int32_t>& sampled) {
+  if (sampled.size() != plan.sample_indices.size()) {
+    throw std::invalid_argument("Scheduler::postprocess: " + std::to_string(sampled.size()) +
+                                " sampled tokens for " +
+                                std::to_string(plan.sample_indices.size()) + " sampling rows");
+  }
+  for (int32_t s = 0; s < plan.num_seqs(); ++s) {
+    Sequence* seq = lookup(plan.seq_ids[s]);
+    if (seq == nullptr) continue;  // finished (aborted) after schedule()
+    const int32_t n = plan.query_start[s + 1] - plan.query_start[s];
+    if (n != seq->scheduled_tokens_) {
+      throw std::logic_error("Scheduler::postprocess: plan does not match the last schedule()");
+    }
+    seq->scheduled_tokens_ = 0;
+    seq->advance(n);
+    blocks_.publish(seq->id(), seq->tokens(), seq->num_computed_tokens());
+  }
+  for (size_t i = 0; i < sampled.size(); ++i) {
+    Sequence* seq = lookup(plan.seq_ids[plan.sample_indices[i]]);
+    if (seq != nullptr) seq->append(sampled[i]);
+  }
+}
+
+void Scheduler::finish(SeqId id) {
+  Sequence* seq = lookup(id);
+  if (seq == nullptr) return;
+  (seq->status() == SeqStatus::kRunning ? running_ : waiting_).erase(seq->queue_pos_);
+  blocks_.free(id);
+  seq->finish();  // waiting|running -> finished
+  seqs_.erase(id);
+}
+
+std::vector<SeqId> Scheduler::take_rejected() {
+  return std::exchange(rejected_, {});
+}
+
+const Sequence* Scheduler::find(SeqId id) const {
+  return lookup(id);
+}
+
+Sequence* Scheduler::lookup(SeqId id) const {
+  auto it = seqs_.find(id);
+  return it == seqs_.end() ? nullptr : it->second.get();
+}
+
+std::vector<SeqId> Scheduler::running_ids() const {
+  std::vector<SeqId> ids;
+  for (const Sequence* s : running_) ids.push_back(s->id());
+  return ids;
+}
+
+std::vector<SeqId> Scheduler::waiting_ids() const {
+  std::vector<SeqId> ids;
+  for (const Sequence* s : waiting_) ids.push_back(s->id());
+  return ids;
+}
+
+}  // namespace ps

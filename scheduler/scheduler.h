@@ -1,0 +1,101 @@
+#pragma once
+// Continuous batching (DESIGN.md §3): which sequences run this step, with how many tokens, in
+// which KV blocks. One engine thread calls schedule() -> model -> postprocess() -> finish().
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "kvcache/block_manager.h"
+#include "scheduler/sequence.h"
+#include "scheduler/step_plan.h"
+
+namespace ps {
+
+struct SchedulerConfig {
+  int32_t num_blocks = 0;
+  int32_t block_size = 16;
+  int32_t max_num_seqs = 64;
+  int32_t max_batched_tokens = 2048;
+  bool enable_prefix_caching = true;
+  BlockHasher block_hasher = {};  // empty: default_block_hash (tests inject collisions)
+};
+
+class Scheduler {
+ public:
+  // Throws std::invalid_argument on a non-positive size or count.
+  explicit Scheduler(SchedulerConfig config);
+
+  // -> waiting, at the back of the queue. A prompt that needs more blocks than the whole pool
+  // is rejected at once (see take_rejected). Throws std::invalid_argument on an empty prompt
+  // or an id already in use.
+  void add(SeqId id, std::vector<int32_t> prompt_ids);
+
+  // Builds one step: every running sequence's next token first, then prefill chunks of
+  // partially prefilled and waiting sequences, oldest first, within max_batched_tokens and
+  // max_num_seqs. May preempt (plan.preempted) and reject (take_rejected).
+  StepPlan schedule();
+
+  // After the model ran `plan`: each scheduled sequence's computed count advances by its
+  // tokens, full computed blocks go to the prefix cache, and sampled[i] is appended to
+  // plan.seq_ids[plan.sample_indices[i]]. Sequences finished since schedule() are skipped.
+  void postprocess(const StepPlan& plan, const std::vector<int32_t>& sampled);
+
+  // waiting|running -> finished: releases the blocks (published ones stay cached) and forgets
+  // the sequence. Unknown id: no-op. Used for stop, length and abort alike.
+  void finish(SeqId id);
+
+  // Sequences removed because they need more blocks than the pool has, even alone.
+  std::vector<SeqId> take_rejected();
+
+  bool has_unfinished() const { return !running_.empty() || !waiting_.empty(); }
+  int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
+  int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  const Sequence* find(SeqId id) const;
+  const BlockManager& block_manager() const { return blocks_; }
+  uint64_t num_preemptions() const { return num_preemptions_; }
+  const SchedulerConfig& config() const { return config_; }
+
+  // Ids in queue order (oldest running first; front of waiting first).
+  std::vector<SeqId> running_ids() const;
+  std::vector<SeqId> waiting_ids() const;
+
+  // Block-manager integrity plus the sequences' own: states match queues, running sequences
+  // hold blocks for their computed tokens, waiting ones hold none. Throws std::logic_error.
+  void check_integrity() const;
+
+ private:
+  using Queue = std::list<Sequence*>;
+
+  // One step under construction.
+  struct Step {
+    std::vector<Sequence*> scheduled;
+    int32_t budget = 0;
+    std::vector<SeqId> preempted;
+  };
+
+  void schedule_decodes(Step& step);
+  void schedule_running_prefills(Step& step);
+  void admit_waiting(Step& step);
+  // Gets blocks for `seq`'s first `num_slots` tokens, preempting the newest running sequences
+  // while the pool is short. False when `seq` itself had to be preempted.
+  bool reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots);
+  void preempt_newest(Step& step);
+  void add_to_step(Step& step, Sequence* seq, int32_t num_tokens);
+  bool fits_pool(const Sequence& seq) const;
+  void reject(Sequence* seq);
+  StepPlan build_plan(const Step& step) const;
+  Sequence* lookup(SeqId id) const;
+
+  SchedulerConfig config_;
+  BlockManager blocks_;
+  std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
+  Queue running_;  // admission order: newest at the back, preempted first
+  Queue waiting_;  // FIFO; preempted sequences go to the front
+  std::vector<SeqId> rejected_;
+  uint64_t num_preemptions_ = 0;
+};
+
+}  // namespace ps

@@ -1,0 +1,53 @@
+// Scheduler::check_integrity(): the sequence-side invariants, on top of the block manager's.
+// Meant between steps (after postprocess/finish), as the tests and the engine's debug mode do.
+#include <stdexcept>
+#include <string>
+
+#include "scheduler/scheduler.h"
+
+namespace ps {
+
+namespace {
+
+[[noreturn]] void fail(const Sequence& seq, const std::string& what) {
+  throw std::logic_error("Scheduler: sequence " + std::to_string(seq.id()) + " " + what);
+}
+
+}  // namespace
+
+void Scheduler::check_integrity() const {
+  blocks_.check_integrity();
+  if (seqs_.size() != running_.size() + waiting_.size()) {
+    throw std::logic_error("Scheduler: " + std::to_string(seqs_.size()) + " sequences but " +
+                           std::to_string(running_.size()) + " running + " +
+                           std::to_string(waiting_.size()) + " waiting");
+  }
+  if (num_running() > config_.max_num_seqs) {
+    throw std::logic_error("Scheduler: more running sequences than max_num_seqs");
+  }
+  const int32_t bs = config_.block_size;
+  for (auto it = running_.begin(); it != running_.end(); ++it) {
+    const Sequence& seq = **it;
+    if (seq.status() != SeqStatus::kRunning) fail(seq, "is in the running queue but not running");
+    if (seq.queue_pos_ != it || lookup(seq.id()) != &seq) fail(seq, "has a stale queue position");
+    if (seq.scheduled_tokens_ != 0) fail(seq, "is still scheduled between steps");
+    if (seq.num_uncomputed_tokens() < 1) fail(seq, "has no token left to compute");
+    const auto held = static_cast<int32_t>(seq.block_table().size());
+    if (held * bs < seq.num_computed_tokens() ||
+        held > blocks_.blocks_for_tokens(seq.num_tokens())) {
+      fail(seq, "holds " + std::to_string(held) + " blocks for " +
+                    std::to_string(seq.num_computed_tokens()) + " computed of " +
+                    std::to_string(seq.num_tokens()) + " tokens");
+    }
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    const Sequence& seq = **it;
+    if (seq.status() != SeqStatus::kWaiting) fail(seq, "is in the waiting queue but not waiting");
+    if (seq.queue_pos_ != it || lookup(seq.id()) != &seq) fail(seq, "has a stale queue position");
+    if (seq.num_computed_tokens() != 0 || blocks_.has_table(seq.id())) {
+      fail(seq, "is waiting but holds computed tokens or blocks");
+    }
+  }
+}
+
+}  // namespace ps

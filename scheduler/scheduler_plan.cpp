@@ -1,0 +1,56 @@
+// Scheduler::build_plan(): turns the chosen (sequence, token count) pairs into the packed
+// model input of scheduler/step_plan.h.
+#include <algorithm>
+
+#include "scheduler/scheduler.h"
+
+namespace ps {
+
+StepPlan Scheduler::build_plan(const Step& step) const {
+  StepPlan plan;
+  const int32_t bs = config_.block_size;
+  const auto num_seqs = static_cast<int32_t>(step.scheduled.size());
+  int32_t num_tokens = 0;
+  int32_t max_blocks = 0;
+  for (const Sequence* seq : step.scheduled) {
+    num_tokens += seq->scheduled_tokens_;
+    max_blocks = std::max(max_blocks, static_cast<int32_t>(seq->block_table().size()));
+  }
+  plan.max_blocks_per_seq = max_blocks;
+  plan.seq_ids.reserve(num_seqs);
+  plan.token_ids.reserve(num_tokens);
+  plan.positions.reserve(num_tokens);
+  plan.slot_mapping.reserve(num_tokens);
+  plan.query_start.reserve(num_seqs + 1);
+  plan.context_len.reserve(num_seqs);
+  plan.block_tables.assign(static_cast<size_t>(num_seqs) * max_blocks, -1);
+  plan.query_start.push_back(0);
+
+  for (int32_t s = 0; s < num_seqs; ++s) {
+    const Sequence* seq = step.scheduled[s];
+    const std::vector<int32_t>& table = seq->block_table();
+    const int32_t begin = seq->num_computed_tokens();
+    const int32_t end = begin + seq->scheduled_tokens_;
+    plan.seq_ids.push_back(seq->id());
+    for (int32_t pos = begin; pos < end; ++pos) {
+      plan.token_ids.push_back(seq->tokens()[pos]);
+      plan.positions.push_back(pos);
+      plan.slot_mapping.push_back(table[pos / bs] * bs + pos % bs);
+    }
+    plan.query_start.push_back(static_cast<int32_t>(plan.token_ids.size()));
+    plan.context_len.push_back(end);
+    std::copy(table.begin(), table.end(),
+              plan.block_tables.begin() + static_cast<ptrdiff_t>(s) * max_blocks);
+    // The last scheduled token is the sequence's last token: its logits pick the next one.
+    if (end == seq->num_tokens()) plan.sample_indices.push_back(s);
+    if (seq->scheduled_tokens_ == 1 && end == seq->num_tokens() && seq->num_output_tokens() > 0) {
+      ++plan.num_decode_tokens;
+    } else {
+      plan.num_prefill_tokens += seq->scheduled_tokens_;
+    }
+  }
+  plan.preempted = step.preempted;
+  return plan;
+}
+
+}  // namespace ps
