@@ -1,0 +1,117 @@
+#include "model/tokenizer/added_tokens.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "model/tokenizer/byte_level.h"
+
+namespace ps {
+namespace {
+
+[[noreturn]] void fail(const std::string& origin, const std::string& what) {
+  throw std::runtime_error(origin + ": " + what);
+}
+
+bool flag(const nlohmann::json& j, const char* key, const std::string& origin,
+          const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return false;
+  if (!j[key].is_boolean()) fail(origin, where + "." + key + " must be true or false");
+  return j[key].get<bool>();
+}
+
+// Byte length of the White_Space characters at the start of `s`.
+size_t leading_space(std::string_view s) {
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t len = utf8_sequence_length(s, pos);
+    if (len == 0 || !is_unicode_white_space(utf8_decode_at(s, pos, len))) break;
+    pos += len;
+  }
+  return pos;
+}
+
+// Byte length of the White_Space characters at the end of `s`.
+size_t trailing_space(std::string_view s) {
+  size_t content_end = 0;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t len = utf8_sequence_length(s, pos);
+    bool space = len > 0 && is_unicode_white_space(utf8_decode_at(s, pos, len));
+    pos += len > 0 ? len : 1;
+    if (!space) content_end = pos;
+  }
+  return s.size() - content_end;
+}
+
+}  // namespace
+
+AddedTokens AddedTokens::from_json(const nlohmann::json& added_tokens, const std::string& origin) {
+  AddedTokens result;
+  if (added_tokens.is_null()) return result;
+  if (!added_tokens.is_array()) fail(origin, "added_tokens must be an array");
+  for (size_t i = 0; i < added_tokens.size(); ++i) {
+    const auto& j = added_tokens[i];
+    std::string where = "added_tokens[" + std::to_string(i) + "]";
+    if (!j.is_object() || !j.contains("id") || !j["id"].is_number_integer() ||
+        j["id"].get<int64_t>() < 0 || j["id"].get<int64_t>() > INT32_MAX) {
+      fail(origin, where + " needs a non-negative integer \"id\"");
+    }
+    if (!j.contains("content") || !j["content"].is_string() ||
+        j["content"].get<std::string>().empty()) {
+      fail(origin, where + " needs a non-empty string \"content\"");
+    }
+    AddedToken token;
+    token.id = j["id"].get<int32_t>();
+    token.content = j["content"].get<std::string>();
+    token.special = flag(j, "special", origin, where);
+    token.lstrip = flag(j, "lstrip", origin, where);
+    token.rstrip = flag(j, "rstrip", origin, where);
+    if (flag(j, "single_word", origin, where)) {
+      fail(origin, where + " (\"" + token.content +
+                       "\") has single_word true, which is not supported (set it to false)");
+    }
+    result.tokens_.push_back(std::move(token));
+  }
+  for (uint32_t i = 0; i < result.tokens_.size(); ++i) {
+    unsigned char first = static_cast<unsigned char>(result.tokens_[i].content[0]);
+    result.by_first_byte_[first].push_back(i);
+  }
+  for (auto& bucket : result.by_first_byte_) {
+    std::stable_sort(bucket.begin(), bucket.end(), [&](uint32_t a, uint32_t b) {
+      return result.tokens_[a].content.size() > result.tokens_[b].content.size();
+    });
+  }
+  return result;
+}
+
+std::vector<AddedTokens::Segment> AddedTokens::split(std::string_view text) const {
+  std::vector<Segment> segments;
+  size_t plain_begin = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const AddedToken* match = nullptr;
+    for (uint32_t index : by_first_byte_[static_cast<unsigned char>(text[pos])]) {
+      const AddedToken& t = tokens_[index];
+      if (text.compare(pos, t.content.size(), t.content) == 0) {
+        match = &t;
+        break;
+      }
+    }
+    if (match == nullptr) {
+      ++pos;
+      continue;
+    }
+    std::string_view plain = text.substr(plain_begin, pos - plain_begin);
+    if (match->lstrip) plain.remove_suffix(trailing_space(plain));
+    if (!plain.empty()) segments.push_back({plain, nullptr});
+    segments.push_back({text.substr(pos, match->content.size()), match});
+    pos += match->content.size();
+    if (match->rstrip) pos += leading_space(text.substr(pos));
+    plain_begin = pos;
+  }
+  if (plain_begin < text.size()) segments.push_back({text.substr(plain_begin), nullptr});
+  return segments;
+}
+
+}  // namespace ps
