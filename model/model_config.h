@@ -15,18 +15,34 @@ struct ModelConfig {
   int32_t head_dim = 64;  // explicit in config.json or hidden_size / num_attention_heads
   int32_t intermediate_size = 1408;
   int32_t vocab_size = 6400;
+  // Capped at the sliding window when one applies (mistral, qwen with use_sliding_window): within
+  // the window, full causal attention is exact, so the engine needs no window mask.
   int32_t max_position_embeddings = 4096;
   float rope_theta = 1e6f;
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
-  bool qk_norm = true;        // qwen3: RMSNorm over each head of q and k
-  bool attention_bias = false;  // qwen2: q/k/v projections carry a bias
+  // False when config.json does not say: the loader then ties lm_head to the embedding if the
+  // checkpoint has no lm_head.weight (checkpoints that rely on the library default).
+  bool tie_word_embeddings_stated = true;
+  bool qk_norm = true;                 // qwen3: RMSNorm over each head of q and k
+  bool attention_bias = false;         // qwen2: q/k/v projections carry a bias
   std::vector<int32_t> eos_token_ids;  // from generation_config.json (or config.json)
   int32_t bos_token_id = -1;
 
   // Throws std::runtime_error naming the file and field.
   static ModelConfig from_dir(const std::string& model_dir);
+  // Parses config.json text only (no generation_config.json); `origin` names it in errors.
+  static ModelConfig from_json(const std::string& config_json_text, const std::string& origin);
   std::string to_json() const;  // a config.json that from_dir reads back
+
+  // Sets model_type and the architecture flags that follow from it (qk_norm, attention_bias).
+  void set_model_type(const std::string& type);
+  // Throws std::runtime_error (prefixed with `origin`) when the shape is inconsistent: non-positive
+  // sizes, heads not a multiple of kv heads, flags that contradict model_type.
+  void validate(const std::string& origin) const;
+
+  int64_t q_size() const { return int64_t{num_attention_heads} * head_dim; }
+  int64_t kv_size() const { return int64_t{num_key_value_heads} * head_dim; }
 };
 
 }  // namespace ps

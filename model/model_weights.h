@@ -2,6 +2,7 @@
 // The tensors of a decoder checkpoint. Includes ATen: only model/ sources include this header.
 #include <ATen/ATen.h>
 
+#include <string>
 #include <vector>
 
 #include "model/model_config.h"
@@ -28,5 +29,17 @@ struct ModelWeights {
   at::Tensor norm;     // [hidden]
   at::Tensor lm_head;  // [vocab, hidden]; the same storage as embed_tokens when tied
 };
+
+// One checkpoint tensor: its Hugging Face name, the shape config.json implies, and its field.
+struct WeightSlot {
+  std::string name;
+  std::vector<int64_t> shape;
+  at::Tensor* tensor;
+};
+
+// Every tensor a checkpoint of `weights.config` stores, in canonical order (embedding, layers,
+// final norm, then lm_head only when untied). Sizes weights.layers to the layer count; the
+// pointers stay valid while `weights` is neither moved nor resized.
+std::vector<WeightSlot> weight_slots(ModelWeights& weights);
 
 }  // namespace ps

@@ -1,0 +1,199 @@
+#include "model/loader.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Half.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_weights.h"
+#include "model/safetensors_reader.h"
+
+namespace ps {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr const char* kSingleFile = "model.safetensors";
+constexpr const char* kIndexFile = "model.safetensors.index.json";
+
+[[noreturn]] void fail_tensor(const std::string& file, const std::string& tensor,
+                              const std::string& message) {
+  throw std::runtime_error(file + ": tensor '" + tensor + "': " + message);
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The safetensors files of a checkpoint and which one holds each tensor.
+class CheckpointFiles {
+ public:
+  explicit CheckpointFiles(const std::string& dir) {
+    const fs::path single = fs::path(dir) / kSingleFile;
+    const fs::path index = fs::path(dir) / kIndexFile;
+    // The single file wins when both exist, as in Hugging Face transformers.
+    if (fs::exists(single)) {
+      listing_ = single.string();
+      open_single(single.string());
+    } else if (fs::exists(index)) {
+      listing_ = index.string();
+      open_sharded(dir, index.string());
+    } else {
+      throw std::runtime_error(dir + ": no " + kSingleFile + " and no " + kIndexFile);
+    }
+  }
+
+  struct Found {
+    const SafetensorsFile* file;
+    const SafetensorsTensor* tensor;
+  };
+
+  const Found* find(const std::string& name) const {
+    const auto it = where_.find(name);
+    return it == where_.end() ? nullptr : &it->second;
+  }
+
+  // The file that lists tensors: named when a tensor is missing from all of them.
+  const std::string& listing() const { return listing_; }
+
+ private:
+  void open_single(const std::string& path) {
+    files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(path)));
+    const SafetensorsFile& f = *files_.back();
+    for (const SafetensorsTensor& t : f.header().tensors) where_[t.name] = Found{&f, &t};
+  }
+
+  void open_sharded(const std::string& dir, const std::string& index_path) {
+    std::ifstream in(index_path, std::ios::binary);
+    if (!in) throw std::runtime_error(index_path + ": cannot open");
+    std::ostringstream text;
+    text << in.rdbuf();
+    json j;
+    try {
+      j = json::parse(text.str());
+    } catch (const json::exception& e) {
+      throw std::runtime_error(index_path + ": invalid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("weight_map") || !j.at("weight_map").is_object()) {
+      throw std::runtime_error(index_path + ": no \"weight_map\" object");
+    }
+    std::unordered_map<std::string, const SafetensorsFile*> by_name;
+    for (const auto& [tensor, shard] : j.at("weight_map").items()) {
+      if (!shard.is_string())
+        fail_tensor(index_path, tensor, "weight_map value is not a file name");
+      const std::string shard_name = shard.get<std::string>();
+      // A plain file name inside the model directory: never follow a path elsewhere.
+      if (shard_name.empty() || shard_name.find('/') != std::string::npos || shard_name == "." ||
+          shard_name == "..") {
+        fail_tensor(index_path, tensor,
+                    "weight_map names \"" + shard_name +
+                        "\", which is not a file name in the model directory");
+      }
+      auto it = by_name.find(shard_name);
+      if (it == by_name.end()) {
+        const std::string shard_path = (fs::path(dir) / shard_name).string();
+        if (!fs::exists(shard_path)) {
+          fail_tensor(index_path, tensor, "its shard " + shard_path + " does not exist");
+        }
+        files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(shard_path)));
+        it = by_name.emplace(shard_name, files_.back().get()).first;
+      }
+      const SafetensorsFile* f = it->second;
+      const SafetensorsTensor* t = f->header().find(tensor);
+      if (t == nullptr) {
+        fail_tensor(f->path(), tensor, "listed in " + index_path + " but not in this shard");
+      }
+      where_[tensor] = Found{f, t};
+    }
+  }
+
+  std::string listing_;
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::unordered_map<std::string, Found> where_;
+};
+
+// Copies one stored tensor into a new fp32 CPU tensor (bf16 GEMM is slow on CPU: ANCHORS.md).
+at::Tensor to_fp32(const CheckpointFiles::Found& src) {
+  const SafetensorsTensor& t = *src.tensor;
+  const std::span<const uint8_t> bytes = src.file->bytes(t);
+  at::Tensor out = at::empty(t.shape, at::kFloat);
+  float* dst = out.data_ptr<float>();
+  const uint8_t* in = bytes.data();
+  switch (t.dtype) {
+    case SafetensorsDtype::kF32:
+      std::memcpy(dst, in, bytes.size());
+      break;
+    case SafetensorsDtype::kBF16:
+      at::parallel_for(0, t.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          uint16_t h;
+          std::memcpy(&h, in + 2 * i, 2);  // the data need not be 2-byte aligned
+          const uint32_t bits = static_cast<uint32_t>(h) << 16;
+          std::memcpy(dst + i, &bits, 4);
+        }
+      });
+      break;
+    case SafetensorsDtype::kF16:
+      at::parallel_for(0, t.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          uint16_t h;
+          std::memcpy(&h, in + 2 * i, 2);
+          dst[i] = static_cast<float>(c10::Half(h, c10::Half::from_bits()));
+        }
+      });
+      break;
+    default:
+      fail_tensor(src.file->path(), t.name,
+                  std::string("dtype ") + dtype_name(t.dtype) +
+                      " is not supported for weights (F32, BF16 and F16 are)");
+  }
+  return out;
+}
+
+}  // namespace
+
+LoadedModel load_model(const std::string& model_dir) {
+  ModelConfig config = ModelConfig::from_dir(model_dir);
+  const CheckpointFiles files(model_dir);
+  const std::string config_path = (fs::path(model_dir) / "config.json").string();
+
+  // A config that leaves tie_word_embeddings to the library default, with a checkpoint that
+  // stores no lm_head, can only mean tied weights.
+  if (!config.tie_word_embeddings && !config.tie_word_embeddings_stated &&
+      files.find("lm_head.weight") == nullptr) {
+    config.tie_word_embeddings = true;
+  }
+
+  auto weights = std::make_shared<ModelWeights>();
+  weights->config = config;
+  for (const WeightSlot& slot : weight_slots(*weights)) {
+    const CheckpointFiles::Found* src = files.find(slot.name);
+    if (src == nullptr) {
+      std::string hint;
+      if (slot.name == "lm_head.weight") hint = " (config.json has tie_word_embeddings false)";
+      fail_tensor(files.listing(), slot.name,
+                  "missing; model_type " + config.model_type + " needs it" + hint);
+    }
+    if (src->tensor->shape != slot.shape) {
+      fail_tensor(src->file->path(), slot.name,
+                  "shape " + shape_string(src->tensor->shape) + " does not match " + config_path +
+                      ", which implies " + shape_string(slot.shape));
+    }
+    *slot.tensor = to_fp32(*src);
+  }
+  if (config.tie_word_embeddings) weights->lm_head = weights->embed_tokens;
+  return LoadedModel{config, std::move(weights)};
+}
+
+}  // namespace ps

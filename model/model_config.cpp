@@ -1,0 +1,311 @@
+#include "model/model_config.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace ps {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& origin, const std::string& message) {
+  throw std::runtime_error(origin + ": " + message);
+}
+
+json parse_json_text(const std::string& text, const std::string& origin) {
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) fail(origin, "expected a JSON object at the top level");
+    return j;
+  } catch (const json::exception& e) {
+    fail(origin, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool has(const json& j, const char* key) {
+  return j.contains(key) && !j.at(key).is_null();
+}
+
+// Integers in HF configs are sometimes written as 4096.0; accept any integral number.
+int32_t as_int(const json& v, const char* key, const std::string& origin) {
+  if (v.is_number_integer()) {
+    const auto x = v.get<int64_t>();
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
+      fail(origin, std::string("field \"") + key + "\" is out of range: " + v.dump());
+    }
+    return static_cast<int32_t>(x);
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 2147483647.0) {
+      return static_cast<int32_t>(d);
+    }
+  }
+  fail(origin, std::string("field \"") + key + "\" must be an integer, got " + v.dump());
+}
+
+int32_t get_int(const json& j, const char* key, std::optional<int32_t> fallback,
+                const std::string& origin) {
+  if (!has(j, key)) {
+    if (!fallback) fail(origin, std::string("missing required field \"") + key + "\"");
+    return *fallback;
+  }
+  return as_int(j.at(key), key, origin);
+}
+
+float get_float(const json& j, const char* key, float fallback, const std::string& origin) {
+  if (!has(j, key)) return fallback;
+  const json& v = j.at(key);
+  if (!v.is_number()) fail(origin, std::string("field \"") + key + "\" must be a number");
+  return static_cast<float>(v.get<double>());
+}
+
+std::optional<bool> get_bool(const json& j, const char* key, const std::string& origin) {
+  if (!has(j, key)) return std::nullopt;
+  const json& v = j.at(key);
+  if (!v.is_boolean()) fail(origin, std::string("field \"") + key + "\" must be true or false");
+  return v.get<bool>();
+}
+
+// eos_token_id / bos_token_id: an integer or a list of integers.
+std::vector<int32_t> get_id_list(const json& j, const char* key, const std::string& origin) {
+  std::vector<int32_t> ids;
+  if (!has(j, key)) return ids;
+  const json& v = j.at(key);
+  if (v.is_array()) {
+    for (const json& e : v) ids.push_back(as_int(e, key, origin));
+  } else {
+    ids.push_back(as_int(v, key, origin));
+  }
+  return ids;
+}
+
+void check_rope_scaling(const json& j, const std::string& origin) {
+  if (!has(j, "rope_scaling")) return;
+  const json& rs = j.at("rope_scaling");
+  std::string type = "(none given)";
+  if (rs.is_object()) {
+    for (const char* key : {"rope_type", "type"}) {
+      if (rs.contains(key) && rs.at(key).is_string()) {
+        type = rs.at(key).get<std::string>();
+        break;
+      }
+    }
+  }
+  if (type == "default") return;
+  fail(origin, "rope_scaling of type \"" + type +
+                   "\" is not implemented (only plain RoPE is); use a model without rope_scaling");
+}
+
+// A float written as its shortest decimal (1e-06, not 9.999999974752427e-07).
+json shortest(float f) {
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof(buf), f);
+  return json(std::strtod(std::string(buf, res.ptr).c_str(), nullptr));
+}
+
+const char* architecture_of(const std::string& type) {
+  if (type == "qwen3") return "Qwen3ForCausalLM";
+  if (type == "qwen2") return "Qwen2ForCausalLM";
+  if (type == "mistral") return "MistralForCausalLM";
+  return "LlamaForCausalLM";
+}
+
+bool known_model_type(const std::string& type) {
+  return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral";
+}
+
+}  // namespace
+
+void ModelConfig::set_model_type(const std::string& type) {
+  model_type = type;
+  qk_norm = type == "qwen3";
+  attention_bias = type == "qwen2";
+}
+
+void ModelConfig::validate(const std::string& origin) const {
+  if (!known_model_type(model_type)) {
+    fail(origin, "model_type \"" + model_type +
+                     "\" is not supported (supported: qwen3, qwen2, llama, mistral)");
+  }
+  const std::pair<const char*, int32_t> positive[] = {
+      {"hidden_size", hidden_size},
+      {"num_hidden_layers", num_hidden_layers},
+      {"num_attention_heads", num_attention_heads},
+      {"num_key_value_heads", num_key_value_heads},
+      {"head_dim", head_dim},
+      {"intermediate_size", intermediate_size},
+      {"vocab_size", vocab_size},
+      {"max_position_embeddings", max_position_embeddings},
+  };
+  for (const auto& [name, value] : positive) {
+    if (value <= 0) {
+      fail(origin,
+           std::string("field \"") + name + "\" must be positive, got " + std::to_string(value));
+    }
+  }
+  if (num_attention_heads % num_key_value_heads != 0) {
+    fail(origin, "num_attention_heads (" + std::to_string(num_attention_heads) +
+                     ") must be a multiple of num_key_value_heads (" +
+                     std::to_string(num_key_value_heads) + ")");
+  }
+  if (head_dim % 2 != 0) fail(origin, "head_dim must be even for RoPE");
+  if (!(rope_theta > 0.0f) || !std::isfinite(rope_theta)) {
+    fail(origin, "rope_theta must be a positive number");
+  }
+  if (!(rms_norm_eps > 0.0f) || !std::isfinite(rms_norm_eps)) {
+    fail(origin, "rms_norm_eps must be a positive number");
+  }
+  if (qk_norm != (model_type == "qwen3")) {
+    fail(origin, "qk_norm is " + std::string(qk_norm ? "true" : "false") + " but model_type is " +
+                     model_type + " (only qwen3 has q/k norms; use set_model_type)");
+  }
+  if (attention_bias != (model_type == "qwen2")) {
+    fail(origin, "attention_bias is " + std::string(attention_bias ? "true" : "false") +
+                     " but model_type is " + model_type +
+                     " (only qwen2 q/k/v biases are supported; use set_model_type)");
+  }
+}
+
+ModelConfig ModelConfig::from_json(const std::string& text, const std::string& origin) {
+  const json j = parse_json_text(text, origin);
+  ModelConfig c;
+  if (!has(j, "model_type") || !j.at("model_type").is_string()) {
+    fail(origin, "missing string field \"model_type\"");
+  }
+  const std::string type = j.at("model_type").get<std::string>();
+  if (!known_model_type(type)) {
+    fail(origin,
+         "model_type \"" + type + "\" is not supported (supported: qwen3, qwen2, llama, mistral)");
+  }
+  c.set_model_type(type);
+
+  c.hidden_size = get_int(j, "hidden_size", std::nullopt, origin);
+  c.num_hidden_layers = get_int(j, "num_hidden_layers", std::nullopt, origin);
+  c.num_attention_heads = get_int(j, "num_attention_heads", std::nullopt, origin);
+  c.num_key_value_heads = get_int(j, "num_key_value_heads", c.num_attention_heads, origin);
+  c.intermediate_size = get_int(j, "intermediate_size", std::nullopt, origin);
+  c.vocab_size = get_int(j, "vocab_size", std::nullopt, origin);
+  c.max_position_embeddings = get_int(j, "max_position_embeddings", 4096, origin);
+  if (has(j, "head_dim")) {
+    c.head_dim = get_int(j, "head_dim", std::nullopt, origin);
+  } else {
+    if (c.num_attention_heads <= 0 || c.hidden_size % c.num_attention_heads != 0) {
+      fail(origin, "no \"head_dim\" and hidden_size " + std::to_string(c.hidden_size) +
+                       " is not divisible by num_attention_heads " +
+                       std::to_string(c.num_attention_heads));
+    }
+    c.head_dim = c.hidden_size / c.num_attention_heads;
+  }
+  c.rope_theta = get_float(j, "rope_theta", 10000.0f, origin);
+  c.rms_norm_eps = get_float(j, "rms_norm_eps", 1e-6f, origin);
+  const std::optional<bool> tie = get_bool(j, "tie_word_embeddings", origin);
+  c.tie_word_embeddings = tie.value_or(false);  // the HF default for all four families
+  c.tie_word_embeddings_stated = tie.has_value();
+
+  if (has(j, "hidden_act") && j.at("hidden_act") != "silu") {
+    fail(origin, "hidden_act " + j.at("hidden_act").dump() + " is not supported (only silu)");
+  }
+  // qwen2 always has q/k/v biases and reads no flag; elsewhere a bias would also sit on o_proj.
+  if (type != "qwen2" && get_bool(j, "attention_bias", origin).value_or(false)) {
+    fail(origin, "attention_bias true is not supported for model_type " + type);
+  }
+  if (get_bool(j, "mlp_bias", origin).value_or(false)) {
+    fail(origin, "mlp_bias true is not supported");
+  }
+  check_rope_scaling(j, origin);
+
+  // Sliding-window attention equals full attention while the context fits in the window.
+  int32_t window = 0;
+  if (type == "mistral" && has(j, "sliding_window")) {
+    window = get_int(j, "sliding_window", std::nullopt, origin);
+  } else if ((type == "qwen2" || type == "qwen3") &&
+             get_bool(j, "use_sliding_window", origin).value_or(false) &&
+             has(j, "sliding_window")) {
+    window = get_int(j, "sliding_window", std::nullopt, origin);
+  }
+  if (window > 0 && window < c.max_position_embeddings) c.max_position_embeddings = window;
+
+  c.eos_token_ids = get_id_list(j, "eos_token_id", origin);
+  const std::vector<int32_t> bos = get_id_list(j, "bos_token_id", origin);
+  c.bos_token_id = bos.empty() ? -1 : bos.front();
+
+  c.validate(origin);
+  return c;
+}
+
+ModelConfig ModelConfig::from_dir(const std::string& model_dir) {
+  namespace fs = std::filesystem;
+  const std::string config_path = (fs::path(model_dir) / "config.json").string();
+  if (!fs::exists(config_path)) {
+    throw std::runtime_error(config_path + ": not found (is " + model_dir +
+                             " a Hugging Face model directory?)");
+  }
+  ModelConfig c = from_json(read_text_file(config_path), config_path);
+
+  // generation_config.json wins for eos/bos: it is what HF generate() uses.
+  const std::string gen_path = (fs::path(model_dir) / "generation_config.json").string();
+  if (fs::exists(gen_path)) {
+    const json g = parse_json_text(read_text_file(gen_path), gen_path);
+    std::vector<int32_t> eos = get_id_list(g, "eos_token_id", gen_path);
+    if (!eos.empty()) c.eos_token_ids = std::move(eos);
+    const std::vector<int32_t> bos = get_id_list(g, "bos_token_id", gen_path);
+    if (!bos.empty()) c.bos_token_id = bos.front();
+  }
+  for (int32_t id : c.eos_token_ids) {
+    if (id < 0 || id >= c.vocab_size) {
+      throw std::runtime_error(config_path + ": eos_token_id " + std::to_string(id) +
+                               " is outside the vocabulary of " + std::to_string(c.vocab_size));
+    }
+  }
+  return c;
+}
+
+std::string ModelConfig::to_json() const {
+  json j;
+  j["architectures"] = {architecture_of(model_type)};
+  j["model_type"] = model_type;
+  j["hidden_size"] = hidden_size;
+  j["num_hidden_layers"] = num_hidden_layers;
+  j["num_attention_heads"] = num_attention_heads;
+  j["num_key_value_heads"] = num_key_value_heads;
+  j["head_dim"] = head_dim;
+  j["intermediate_size"] = intermediate_size;
+  j["vocab_size"] = vocab_size;
+  j["max_position_embeddings"] = max_position_embeddings;
+  j["rope_theta"] = shortest(rope_theta);
+  j["rms_norm_eps"] = shortest(rms_norm_eps);
+  j["rope_scaling"] = nullptr;
+  j["hidden_act"] = "silu";
+  j["tie_word_embeddings"] = tie_word_embeddings;
+  if (model_type != "qwen2") j["attention_bias"] = false;
+  if (model_type == "qwen2" || model_type == "qwen3") j["use_sliding_window"] = false;
+  if (model_type == "mistral") j["sliding_window"] = nullptr;
+  if (!eos_token_ids.empty()) {
+    j["eos_token_id"] = eos_token_ids.size() == 1 ? json(eos_token_ids[0]) : json(eos_token_ids);
+  }
+  if (bos_token_id >= 0) j["bos_token_id"] = bos_token_id;
+  j["torch_dtype"] = "float32";
+  j["initializer_range"] = 0.02;
+  j["use_cache"] = true;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ps

@@ -1,0 +1,97 @@
+#include "model/naive_forward.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "model/model_weights.h"
+
+namespace ps {
+namespace {
+
+// x * rsqrt(mean(x^2) + eps) * w over the last dimension, as HF's RMSNorm (fp32 throughout).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, float eps) {
+  return x * at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps) * w;
+}
+
+at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias = {}) {
+  return at::linear(x, w, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+}
+
+// cos and sin tables [T, 1, head_dim] for positions 0..T-1, built with the same fp32 ops as HF:
+// inv_freq = 1 / theta^(2i/d), angle = position * inv_freq, both halves of the head share it.
+std::pair<at::Tensor, at::Tensor> rope_tables(int64_t T, int64_t head_dim, float theta) {
+  const at::Tensor exponent = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / head_dim;
+  const at::Tensor inv_freq = at::reciprocal(at::pow(static_cast<double>(theta), exponent));
+  const at::Tensor pos = at::arange(T, at::kLong).to(at::kFloat);
+  const at::Tensor freqs = at::outer(pos, inv_freq);  // [T, d/2]
+  const at::Tensor emb = at::cat({freqs, freqs}, -1).unsqueeze(1);
+  return {emb.cos(), emb.sin()};
+}
+
+// Neox-style rotation: the head's first half pairs with its second half.
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * cos + rotated * sin;
+}
+
+at::Tensor attention(const LayerWeights& l, const ModelConfig& c, const at::Tensor& x,
+                     const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t T = x.size(0);
+  const int64_t hd = c.head_dim;
+  at::Tensor q = dense(x, l.q_proj, l.q_bias).view({T, c.num_attention_heads, hd});
+  at::Tensor k = dense(x, l.k_proj, l.k_bias).view({T, c.num_key_value_heads, hd});
+  at::Tensor v = dense(x, l.v_proj, l.v_bias).view({T, c.num_key_value_heads, hd});
+  if (c.qk_norm) {
+    q = rms_norm(q, l.q_norm, c.rms_norm_eps);
+    k = rms_norm(k, l.k_norm, c.rms_norm_eps);
+  }
+  q = apply_rope(q, cos, sin);
+  k = apply_rope(k, cos, sin);
+  // GQA: query head h reads kv head h / group.
+  const int64_t group = c.num_attention_heads / c.num_key_value_heads;
+  k = k.repeat_interleave(group, 1);
+  v = v.repeat_interleave(group, 1);
+
+  q = q.transpose(0, 1);  // [heads, T, hd]
+  k = k.transpose(0, 1);
+  v = v.transpose(0, 1);
+  at::Tensor scores = at::matmul(q, k.transpose(1, 2)) / std::sqrt(static_cast<double>(hd));
+  const at::Tensor future = at::ones({T, T}, at::kBool).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  const at::Tensor out = at::matmul(at::softmax(scores, -1), v);  // [heads, T, hd]
+  return dense(out.transpose(0, 1).reshape({T, c.q_size()}), l.o_proj);
+}
+
+}  // namespace
+
+std::vector<float> naive_logits(const ModelWeights& weights, const std::vector<int32_t>& tokens) {
+  const ModelConfig& c = weights.config;
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  if (T == 0) return {};
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= c.vocab_size) {
+      throw std::out_of_range("naive_logits: token id " + std::to_string(t) +
+                              " is outside the vocabulary of " + std::to_string(c.vocab_size));
+    }
+  }
+  const at::Tensor ids =
+      at::from_blob(const_cast<int32_t*>(tokens.data()), {T}, at::kInt).to(at::kLong);
+  at::Tensor x = weights.embed_tokens.index_select(0, ids);
+  const auto [cos, sin] = rope_tables(T, c.head_dim, c.rope_theta);
+
+  for (const LayerWeights& l : weights.layers) {
+    const at::Tensor h =
+        x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos, sin);
+    const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);
+    x = h + dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj);
+  }
+  const at::Tensor logits =
+      dense(rms_norm(x, weights.norm, c.rms_norm_eps), weights.lm_head).contiguous();
+  const float* p = logits.data_ptr<float>();
+  return std::vector<float>(p, p + logits.numel());
+}
+
+}  // namespace ps

@@ -1,0 +1,309 @@
+// load_model on checkpoints written tensor by tensor, and on checkpoints broken on purpose.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "model/loader.h"
+#include "model/model_weights.h"
+#include "model/random_weights.h"
+#include "tiny_test_util.h"
+
+namespace ps {
+namespace {
+
+using testutil::checkpoint_tensors;
+using testutil::OwnedTensor;
+using testutil::small_config;
+using testutil::TempDir;
+using testutil::write_checkpoint;
+using testutil::write_file;
+using testutil::write_tensors;
+
+std::string load_error(const std::string& dir) {
+  try {
+    load_model(dir);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
+  ModelWeights& ma = const_cast<ModelWeights&>(a);
+  ModelWeights& mb = const_cast<ModelWeights&>(b);
+  const auto sa = weight_slots(ma);
+  const auto sb = weight_slots(mb);
+  ASSERT_EQ(sa.size(), sb.size());
+  for (size_t i = 0; i < sa.size(); ++i) {
+    ASSERT_TRUE(sa[i].tensor->defined()) << sa[i].name;
+    ASSERT_TRUE(sb[i].tensor->defined()) << sb[i].name;
+    EXPECT_TRUE(at::equal(*sa[i].tensor, *sb[i].tensor)) << sa[i].name;
+  }
+  EXPECT_TRUE(at::equal(a.lm_head, b.lm_head));
+}
+
+class LoaderFamilies : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LoaderFamilies, LoadsExactlyWhatWasWritten) {
+  TempDir dir;
+  ModelConfig c = small_config(GetParam());
+  c.tie_word_embeddings = GetParam() == "qwen3" || GetParam() == "qwen2";
+  ModelWeights w = make_random_weights(c, 7);
+  write_checkpoint(dir.path(), w);
+  const LoadedModel m = load_model(dir.path());
+  EXPECT_EQ(m.config.model_type, GetParam());
+  ASSERT_EQ(m.weights->layers.size(), 2u);
+  expect_same_weights(*m.weights, w);
+  const LayerWeights& l = m.weights->layers[1];
+  EXPECT_EQ(l.q_bias.defined(), GetParam() == "qwen2");
+  EXPECT_EQ(l.q_norm.defined(), GetParam() == "qwen3");
+  EXPECT_EQ(m.weights->lm_head.is_same(m.weights->embed_tokens), c.tie_word_embeddings);
+  EXPECT_EQ(m.weights->embed_tokens.scalar_type(), at::kFloat);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, LoaderFamilies,
+                         ::testing::Values("qwen3", "qwen2", "llama", "mistral"));
+
+TEST(Loader, Bf16AndF16AreConvertedExactly) {
+  for (at::ScalarType dtype : {at::kBFloat16, at::kHalf}) {
+    TempDir dir;
+    ModelWeights w = make_random_weights(small_config("qwen2"), 3);
+    write_checkpoint(dir.path(), w, dtype);
+    const LoadedModel m = load_model(dir.path());
+    EXPECT_TRUE(
+        at::equal(m.weights->layers[0].q_proj, w.layers[0].q_proj.to(dtype).to(at::kFloat)));
+    EXPECT_TRUE(
+        at::equal(m.weights->layers[1].v_bias, w.layers[1].v_bias.to(dtype).to(at::kFloat)));
+    EXPECT_FALSE(at::equal(m.weights->layers[0].q_proj, w.layers[0].q_proj))
+        << "a 16-bit copy of random weights should not be bit-identical to fp32";
+  }
+}
+
+TEST(Loader, TiedWhenConfigLeavesItUnstatedAndLmHeadIsAbsent) {
+  TempDir dir;
+  ModelConfig c = small_config("llama");
+  c.tie_word_embeddings = true;
+  ModelWeights w = make_random_weights(c, 1);
+  write_tensors(dir.file("model.safetensors"), checkpoint_tensors(w));  // no lm_head
+  auto j = nlohmann::json::parse(c.to_json());
+  j.erase("tie_word_embeddings");
+  write_file(dir.file("config.json"), j.dump());
+  const LoadedModel m = load_model(dir.path());
+  EXPECT_TRUE(m.config.tie_word_embeddings);
+  EXPECT_TRUE(m.weights->lm_head.is_same(m.weights->embed_tokens));
+
+  // The same unstated config with an lm_head in the file: untied.
+  ModelConfig untied = c;
+  untied.tie_word_embeddings = false;
+  ModelWeights wu = make_random_weights(untied, 1);
+  write_tensors(dir.file("model.safetensors"), checkpoint_tensors(wu));
+  const LoadedModel mu = load_model(dir.path());
+  EXPECT_FALSE(mu.config.tie_word_embeddings);
+  EXPECT_TRUE(at::equal(mu.weights->lm_head, wu.lm_head));
+  EXPECT_FALSE(at::equal(mu.weights->lm_head, mu.weights->embed_tokens));
+}
+
+TEST(Loader, UntiedConfigWithoutLmHeadNamesTheTensor) {
+  TempDir dir;
+  ModelConfig c = small_config("llama");
+  c.tie_word_embeddings = true;
+  ModelWeights w = make_random_weights(c, 1);
+  write_tensors(dir.file("model.safetensors"), checkpoint_tensors(w));
+  c.tie_word_embeddings = false;
+  write_file(dir.file("config.json"), c.to_json());
+  const std::string msg = load_error(dir.path());
+  EXPECT_CONTAINS(msg, dir.file("model.safetensors"));
+  EXPECT_CONTAINS(msg, "'lm_head.weight'");
+  EXPECT_CONTAINS(msg, "tie_word_embeddings false");
+}
+
+// A valid small checkpoint that each test then breaks in one way.
+class BrokenCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    weights_ = make_random_weights(small_config("qwen3"), 5);
+    tensors_ = checkpoint_tensors(weights_);
+    write_checkpoint(dir_.path(), weights_);
+    ASSERT_EQ(load_error(dir_.path()), "");
+  }
+  std::string file() const { return dir_.file("model.safetensors"); }
+  void rewrite() { write_tensors(file(), tensors_); }
+  OwnedTensor& tensor(const std::string& name) {
+    for (OwnedTensor& t : tensors_) {
+      if (t.name == name) return t;
+    }
+    throw std::runtime_error("no tensor " + name);
+  }
+
+  TempDir dir_;
+  ModelWeights weights_;
+  std::vector<OwnedTensor> tensors_;
+};
+
+TEST_F(BrokenCheckpoint, MissingTensor) {
+  std::erase_if(tensors_,
+                [](const OwnedTensor& t) { return t.name == "model.layers.1.mlp.up_proj.weight"; });
+  rewrite();
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, file());
+  EXPECT_CONTAINS(msg, "'model.layers.1.mlp.up_proj.weight'");
+  EXPECT_CONTAINS(msg, "missing");
+}
+
+TEST_F(BrokenCheckpoint, MissingQwen3QkNorm) {
+  std::erase_if(tensors_, [](const OwnedTensor& t) {
+    return t.name == "model.layers.0.self_attn.k_norm.weight";
+  });
+  rewrite();
+  EXPECT_CONTAINS(load_error(dir_.path()), "'model.layers.0.self_attn.k_norm.weight'");
+}
+
+TEST_F(BrokenCheckpoint, WrongShape) {
+  OwnedTensor& t = tensor("model.layers.0.self_attn.k_proj.weight");  // [32, 64]
+  t.shape = {64, 32};
+  rewrite();
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, file());
+  EXPECT_CONTAINS(msg, "'model.layers.0.self_attn.k_proj.weight'");
+  EXPECT_CONTAINS(msg, "[64, 32]");
+  EXPECT_CONTAINS(msg, "[32, 64]");
+  EXPECT_CONTAINS(msg, "config.json");
+}
+
+TEST_F(BrokenCheckpoint, UnknownDtype) {
+  testutil::edit_header(file(),
+                        [](nlohmann::ordered_json& h) { h["model.norm.weight"]["dtype"] = "F8"; });
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, file());
+  EXPECT_CONTAINS(msg, "'model.norm.weight'");
+  EXPECT_CONTAINS(msg, "F8");
+}
+
+TEST_F(BrokenCheckpoint, DtypeThatIsNotAFloatFormat) {
+  OwnedTensor& t = tensor("model.layers.1.input_layernorm.weight");
+  t.dtype = SafetensorsDtype::kI32;  // same byte count as F32
+  rewrite();
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, file());
+  EXPECT_CONTAINS(msg, "'model.layers.1.input_layernorm.weight'");
+  EXPECT_CONTAINS(msg, "I32");
+}
+
+TEST_F(BrokenCheckpoint, HeaderLengthPastTheEnd) {
+  std::string bytes = testutil::read_file(file());
+  const uint64_t len = bytes.size();
+  std::memcpy(bytes.data(), &len, 8);
+  write_file(file(), bytes);
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, file());
+  EXPECT_CONTAINS(msg, "header length");
+}
+
+TEST_F(BrokenCheckpoint, TruncatedData) {
+  const std::string bytes = testutil::read_file(file());
+  write_file(file(), bytes.substr(0, bytes.size() - 10));
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, file());
+  EXPECT_CONTAINS(msg, "'" + tensors_.back().name + "'");  // the last tensor in data order
+  EXPECT_CONTAINS(msg, "truncated");
+}
+
+TEST_F(BrokenCheckpoint, UnsupportedModelType) {
+  auto j = nlohmann::json::parse(testutil::read_file(dir_.file("config.json")));
+  j["model_type"] = "phi3";
+  write_file(dir_.file("config.json"), j.dump());
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, dir_.file("config.json"));
+  EXPECT_CONTAINS(msg, "phi3");
+}
+
+TEST_F(BrokenCheckpoint, ConfigThatIsNotJson) {
+  write_file(dir_.file("config.json"), "{\"model_type\": ");
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, dir_.file("config.json"));
+  EXPECT_CONTAINS(msg, "invalid JSON");
+}
+
+TEST_F(BrokenCheckpoint, NoWeightsFile) {
+  std::filesystem::remove(file());
+  EXPECT_CONTAINS(load_error(dir_.path()), "model.safetensors");
+}
+
+// A hand-made two-shard checkpoint, then an index broken in each way.
+class BrokenShards : public BrokenCheckpoint {
+ protected:
+  void SetUp() override {
+    BrokenCheckpoint::SetUp();
+    std::filesystem::remove(file());
+    const size_t half = tensors_.size() / 2;
+    write_tensors(dir_.file("a.safetensors"), {tensors_.begin(), tensors_.begin() + half});
+    write_tensors(dir_.file("b.safetensors"), {tensors_.begin() + half, tensors_.end()});
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      index_["weight_map"][tensors_[i].name] = i < half ? "a.safetensors" : "b.safetensors";
+    }
+    write_index();
+    ASSERT_EQ(load_error(dir_.path()), "");
+  }
+  void write_index() { write_file(index_path(), index_.dump()); }
+  std::string index_path() const { return dir_.file("model.safetensors.index.json"); }
+  nlohmann::json index_;
+};
+
+TEST_F(BrokenShards, LoadsTheSameWeightsAsOneFile) {
+  expect_same_weights(*load_model(dir_.path()).weights, weights_);
+}
+
+TEST_F(BrokenShards, TensorNotInTheIndex) {
+  index_["weight_map"].erase("model.layers.0.mlp.down_proj.weight");
+  write_index();
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, index_path());
+  EXPECT_CONTAINS(msg, "'model.layers.0.mlp.down_proj.weight'");
+}
+
+TEST_F(BrokenShards, IndexPointsAtTheWrongShard) {
+  index_["weight_map"]["model.norm.weight"] = "a.safetensors";
+  write_index();
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, dir_.file("a.safetensors"));
+  EXPECT_CONTAINS(msg, "'model.norm.weight'");
+}
+
+TEST_F(BrokenShards, ShardFileMissing) {
+  std::filesystem::remove(dir_.file("b.safetensors"));
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, index_path());
+  EXPECT_CONTAINS(msg, "b.safetensors");
+  EXPECT_CONTAINS(msg, "tensor '");
+}
+
+TEST_F(BrokenShards, ShardOutsideTheModelDirectory) {
+  index_["weight_map"]["model.norm.weight"] = "../b.safetensors";
+  write_index();
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, index_path());
+  EXPECT_CONTAINS(msg, "'model.norm.weight'");
+}
+
+TEST_F(BrokenShards, IndexThatIsNotJson) {
+  write_file(index_path(), "{\"weight_map\": {");
+  EXPECT_CONTAINS(load_error(dir_.path()), index_path());
+  write_file(index_path(), "{\"metadata\": {}}");
+  EXPECT_CONTAINS(load_error(dir_.path()), "weight_map");
+}
+
+TEST_F(BrokenShards, TruncatedShardNamesShardAndTensor) {
+  const std::string bytes = testutil::read_file(dir_.file("b.safetensors"));
+  write_file(dir_.file("b.safetensors"), bytes.substr(0, bytes.size() - 1));
+  const std::string msg = load_error(dir_.path());
+  EXPECT_CONTAINS(msg, dir_.file("b.safetensors"));
+  EXPECT_CONTAINS(msg, "'" + tensors_.back().name + "'");
+}
+
+}  // namespace
+}  // namespace ps

@@ -1,0 +1,132 @@
+#pragma once
+// Shared by the loader, naive-forward and tiny-model tests: temp dirs, small configs, and
+// checkpoints written tensor by tensor so tests can break them on purpose.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_weights.h"
+#include "model/random_weights.h"
+#include "model/safetensors_writer.h"
+
+namespace ps::testutil {
+
+// A fresh directory under the test temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "pagedserve_model_XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+inline ModelConfig small_config(const std::string& type = "qwen3") {
+  ModelConfig c;
+  c.set_model_type(type);
+  c.hidden_size = 64;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.intermediate_size = 128;
+  c.vocab_size = 300;
+  c.max_position_embeddings = 256;
+  c.rope_theta = 10000.0f;
+  c.eos_token_ids = {2};
+  c.bos_token_id = 1;
+  return c;
+}
+
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One tensor with its own bytes, so tests can edit names, shapes and data freely.
+struct OwnedTensor {
+  std::string name;
+  SafetensorsDtype dtype = SafetensorsDtype::kF32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+// The checkpoint tensors of `weights` (lm_head only when untied), stored as `dtype`.
+inline std::vector<OwnedTensor> checkpoint_tensors(ModelWeights& weights,
+                                                   at::ScalarType dtype = at::kFloat) {
+  std::vector<OwnedTensor> out;
+  const SafetensorsDtype sd = dtype == at::kBFloat16 ? SafetensorsDtype::kBF16
+                              : dtype == at::kHalf   ? SafetensorsDtype::kF16
+                                                     : SafetensorsDtype::kF32;
+  for (const WeightSlot& slot : weight_slots(weights)) {
+    const at::Tensor t = slot.tensor->to(dtype).contiguous();
+    const auto* p = static_cast<const uint8_t*>(t.data_ptr());
+    out.push_back({slot.name, sd, slot.shape, std::vector<uint8_t>(p, p + t.nbytes())});
+  }
+  return out;
+}
+
+inline void write_tensors(const std::string& path, const std::vector<OwnedTensor>& tensors) {
+  std::vector<SafetensorsEntry> entries;
+  for (const OwnedTensor& t : tensors) {
+    entries.push_back({t.name, t.dtype, t.shape, std::span<const uint8_t>(t.bytes)});
+  }
+  write_safetensors_file(path, entries, {{"format", "pt"}});
+}
+
+// config.json (+ generation_config.json) and model.safetensors for `weights`, no tokenizer.
+inline void write_checkpoint(const std::string& dir, ModelWeights& weights,
+                             at::ScalarType dtype = at::kFloat) {
+  write_file(dir + "/config.json", weights.config.to_json());
+  write_tensors(dir + "/model.safetensors", checkpoint_tensors(weights, dtype));
+}
+
+// Rewrites a safetensors file's JSON header through `edit`, keeping its data bytes.
+inline void edit_header(const std::string& path,
+                        const std::function<void(nlohmann::ordered_json&)>& edit) {
+  const std::string file = read_file(path);
+  uint64_t len = 0;
+  std::memcpy(&len, file.data(), 8);
+  auto header = nlohmann::ordered_json::parse(file.substr(8, len));
+  edit(header);
+  const std::string text = header.dump();
+  const uint64_t new_len = text.size();
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &new_len, 8);
+  write_file(path, out + text + file.substr(8 + len));
+}
+
+inline std::vector<float> to_vector(const at::Tensor& t) {
+  const at::Tensor c = t.contiguous().to(at::kFloat);
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+}  // namespace ps::testutil
