@@ -29,23 +29,25 @@ json to_json(const ModeResult& r) {
 }
 
 void print_mode(const ModeResult& r) {
-  std::printf("%-12s %5d req  %7lld out tok  %7.2f s  total %8.1f tok/s  output %8.1f tok/s  "
-              "TTFT %7.1f ms  TPOT %6.2f ms  max %d seqs/step\n",
-              r.mode.c_str(), r.requests, static_cast<long long>(r.output_tokens), r.seconds,
-              r.total_tok_s(), r.output_tok_s(), r.mean_ttft_s * 1e3, r.mean_tpot_s * 1e3,
-              r.max_seqs_in_step);
+  std::printf(
+      "%-12s %5d req  %7lld out tok  %7.2f s  total %8.1f tok/s  output %8.1f tok/s  "
+      "TTFT %7.1f ms  TPOT %6.2f ms  max %d seqs/step\n",
+      r.mode.c_str(), r.requests, static_cast<long long>(r.output_tokens), r.seconds,
+      r.total_tok_s(), r.output_tok_s(), r.mean_ttft_s * 1e3, r.mean_tpot_s * 1e3,
+      r.max_seqs_in_step);
 }
 
 }  // namespace
 
 int bench_command(int argc, char** argv) {
   if (argc < 3 || std::string(argv[2]) != "offline") {
-    throw UsageError("usage: pagedserve bench offline --model DIR [--num-prompts 64] "
-                     "[--input-len 64] [--output-len 128] [--max-num-seqs 64] [--seed 0] "
-                     "[--json FILE] [--skip-single] [--no-probe]");
+    throw UsageError(
+        "usage: pagedserve bench offline --model DIR [--num-prompts 64] "
+        "[--input-len 64] [--output-len 128] [--max-num-seqs 64] [--seed 0] "
+        "[--json FILE] [--skip-single] [--no-probe]");
   }
-  std::set<std::string> valued = {"model", "num-prompts", "input-len", "output-len", "seed",
-                                  "json"};
+  std::set<std::string> valued = {"model",      "num-prompts", "input-len",
+                                  "output-len", "seed",        "json"};
   valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"skip-single", "no-probe"};
   switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
@@ -73,7 +75,8 @@ int bench_command(int argc, char** argv) {
                  {"input_len", input_len},
                  {"output_len", output_len},
                  {"max_num_seqs", config.max_num_seqs}};
-  ModeResult cont = run_offline_mode("continuous", model, tokenizer, config, w, config.max_num_seqs);
+  ModeResult cont =
+      run_offline_mode("continuous", model, tokenizer, config, w, config.max_num_seqs);
   print_mode(cont);
   report["continuous"] = to_json(cont);
   if (!flags.on("skip-single")) {
@@ -93,13 +96,14 @@ int bench_command(int argc, char** argv) {
                   m.read_bandwidth_gbs, m.gemm_gflops);
       std::printf("model: %.1f MB of fp32 weights, %.1f MFLOP per token (matmuls)\n", bytes / 1e6,
                   flops / 1e6);
-      std::printf("bandwidth floor (batch-1 decode): %.1f tok/s; single-request decode reaches "
-                  "%.0f%% of it (1/TPOT = %.1f tok/s)\n",
-                  bw_floor_tok_s, 100.0 / single.mean_tpot_s / bw_floor_tok_s,
-                  1.0 / single.mean_tpot_s);
-      std::printf("compute floor (large batch): %.1f tok/s; continuous batching reaches %.0f%% of "
-                  "it in total tokens/s\n",
-                  compute_floor_tok_s, 100.0 * cont.total_tok_s() / compute_floor_tok_s);
+      std::printf(
+          "bandwidth floor (batch-1 decode): %.1f tok/s; single-request decode reaches "
+          "%.0f%% of it (1/TPOT = %.1f tok/s)\n",
+          bw_floor_tok_s, 100.0 / single.mean_tpot_s / bw_floor_tok_s, 1.0 / single.mean_tpot_s);
+      std::printf(
+          "compute floor (large batch): %.1f tok/s; continuous batching reaches %.0f%% of "
+          "it in total tokens/s\n",
+          compute_floor_tok_s, 100.0 * cont.total_tok_s() / compute_floor_tok_s);
       report["machine"] = {{"read_bandwidth_gbs", m.read_bandwidth_gbs},
                            {"gemm_gflops", m.gemm_gflops},
                            {"weight_bytes", bytes},

@@ -7,7 +7,7 @@ namespace ps {
 
 const std::set<std::string>& engine_valued_flags() {
   static const std::set<std::string> flags = {
-      "block-size",    "num-blocks",    "kv-cache-memory",     "max-num-seqs",
+      "block-size",         "num-blocks",    "kv-cache-memory",    "max-num-seqs",
       "max-batched-tokens", "max-model-len", "max-queued-requests"};
   return flags;
 }
@@ -33,10 +33,14 @@ int64_t parse_bytes(const std::string& name, const std::string& text) {
   double v = std::strtod(text.c_str(), &end);
   double mult = 1;
   std::string suffix = end ? std::string(end) : "";
-  if (suffix == "K" || suffix == "KiB" || suffix == "k") mult = 1024.0;
-  else if (suffix == "M" || suffix == "MiB") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GiB") mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) throw UsageError("flag --" + name + ": cannot read '" + text + "' as bytes (e.g. 512M, 2G)");
+  if (suffix == "K" || suffix == "KiB" || suffix == "k")
+    mult = 1024.0;
+  else if (suffix == "M" || suffix == "MiB")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    throw UsageError("flag --" + name + ": cannot read '" + text + "' as bytes (e.g. 512M, 2G)");
   if (end == text.c_str() || !(v > 0)) {
     throw UsageError("flag --" + name + " must be a positive size (e.g. 512M), got '" + text + "'");
   }
@@ -49,11 +53,13 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   EngineConfig c;
   c.block_size = positive_int(flags, "block-size", c.block_size);
   if (flags.has("num-blocks")) c.num_blocks = positive_int(flags, "num-blocks", 1);
-  if (auto mem = flags.opt("kv-cache-memory")) c.kv_cache_memory = parse_bytes("kv-cache-memory", *mem);
+  if (auto mem = flags.opt("kv-cache-memory"))
+    c.kv_cache_memory = parse_bytes("kv-cache-memory", *mem);
   c.max_num_seqs = positive_int(flags, "max-num-seqs", c.max_num_seqs);
   c.max_batched_tokens = positive_int(flags, "max-batched-tokens", c.max_batched_tokens);
   if (flags.has("max-model-len")) c.max_model_len = positive_int(flags, "max-model-len", 1);
-  c.max_queued_requests = static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
+  c.max_queued_requests =
+      static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
   return c;
@@ -75,7 +81,8 @@ std::string model_dir_from_flags(const Flags& flags) {
   }
   throw UsageError(
       "no --model given and no default model found (looked in models/tiny and "
-      "models/tiny-random); run `pagedserve make-tiny-model models/tiny-random` or pass --model DIR");
+      "models/tiny-random); run `pagedserve make-tiny-model models/tiny-random` or pass --model "
+      "DIR");
 }
 
 }  // namespace ps

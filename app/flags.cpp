@@ -75,6 +75,8 @@ double Flags::f64(const std::string& name, double fallback) const {
   return v;
 }
 
-bool Flags::on(const std::string& name) const { return switches_on_.count(name) > 0; }
+bool Flags::on(const std::string& name) const {
+  return switches_on_.count(name) > 0;
+}
 
 }  // namespace ps

@@ -54,12 +54,15 @@ PromptJob job_from_line(const std::string& file, int line_no, const std::string&
     if (j.contains("min_p")) p.min_p = j["min_p"].get<float>();
     if (j.contains("seed")) p.seed = j["seed"].get<uint64_t>();
     if (j.contains("ignore_eos")) p.ignore_eos = j["ignore_eos"].get<bool>();
-    if (j.contains("repetition_penalty")) p.repetition_penalty = j["repetition_penalty"].get<float>();
+    if (j.contains("repetition_penalty"))
+      p.repetition_penalty = j["repetition_penalty"].get<float>();
     if (j.contains("presence_penalty")) p.presence_penalty = j["presence_penalty"].get<float>();
     if (j.contains("frequency_penalty")) p.frequency_penalty = j["frequency_penalty"].get<float>();
     if (j.contains("stop")) {
-      if (j["stop"].is_string()) p.stop = {j["stop"].get<std::string>()};
-      else p.stop = j["stop"].get<std::vector<std::string>>();
+      if (j["stop"].is_string())
+        p.stop = {j["stop"].get<std::string>()};
+      else
+        p.stop = j["stop"].get<std::vector<std::string>>();
     }
   } catch (const json::exception& e) {
     throw UsageError(where + ": wrong field type: " + e.what());
@@ -86,8 +89,8 @@ int run_naive(const LoadedModel& model, const Tokenizer& tok, const std::string&
               const SamplingParams& p) {
   std::vector<int32_t> ids = tok.encode(prompt);
   std::vector<int32_t> eos = p.ignore_eos ? std::vector<int32_t>{} : model.config.eos_token_ids;
-  std::vector<int32_t> out = naive_generate(*model.weights, ids, p.max_tokens, p.temperature,
-                                            p.seed.value_or(0), eos);
+  std::vector<int32_t> out =
+      naive_generate(*model.weights, ids, p.max_tokens, p.temperature, p.seed.value_or(0), eos);
   std::printf("%s\n", tok.decode(out, true).c_str());
   return 0;
 }
@@ -95,8 +98,8 @@ int run_naive(const LoadedModel& model, const Tokenizer& tok, const std::string&
 }  // namespace
 
 int generate_command(int argc, char** argv) {
-  std::set<std::string> valued = {"model",  "prompt", "prompts", "max-tokens",
-                                  "temperature", "top-p", "top-k", "seed"};
+  std::set<std::string> valued = {"model",       "prompt", "prompts", "max-tokens",
+                                  "temperature", "top-p",  "top-k",   "seed"};
   valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"ignore-eos", "naive", "help"};
   switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());

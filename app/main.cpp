@@ -11,16 +11,17 @@
 namespace {
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: pagedserve <command> [flags]\n"
-               "commands:\n"
-               "  serve            OpenAI-compatible HTTP server (--model DIR --host --port ...)\n"
-               "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
-               "  bench offline    continuous batching vs single-request throughput\n"
-               "  train-tiny       train the tiny chat model (--data FILE.jsonl --out DIR)\n"
-               "  eval             greedy exact-match / similarity on a JSONL of questions\n"
-               "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
-               "run `pagedserve <command> --help` for its flags\n");
+  std::fprintf(
+      stderr,
+      "usage: pagedserve <command> [flags]\n"
+      "commands:\n"
+      "  serve            OpenAI-compatible HTTP server (--model DIR --host --port ...)\n"
+      "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
+      "  bench offline    continuous batching vs single-request throughput\n"
+      "  train-tiny       train the tiny chat model (--data FILE.jsonl --out DIR)\n"
+      "  eval             greedy exact-match / similarity on a JSONL of questions\n"
+      "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
+      "run `pagedserve <command> --help` for its flags\n");
 }
 
 }  // namespace

@@ -50,10 +50,14 @@ int make_tiny_model_command(int argc, char** argv) {
   }
   if (c.head_dim % 2 != 0) throw UsageError("--head-dim must be even (RoPE rotates pairs)");
   const std::string dtype = flags.str("dtype", "f32");
-  if (dtype == "f32") o.dtype = WeightDtype::kF32;
-  else if (dtype == "bf16") o.dtype = WeightDtype::kBF16;
-  else if (dtype == "f16") o.dtype = WeightDtype::kF16;
-  else throw UsageError("flag --dtype must be f32, bf16 or f16, got '" + dtype + "'");
+  if (dtype == "f32")
+    o.dtype = WeightDtype::kF32;
+  else if (dtype == "bf16")
+    o.dtype = WeightDtype::kBF16;
+  else if (dtype == "f16")
+    o.dtype = WeightDtype::kF16;
+  else
+    throw UsageError("flag --dtype must be f32, bf16 or f16, got '" + dtype + "'");
   int64_t shards = flags.i64("shards", 1);
   if (shards < 1 || shards > 64) throw UsageError("flag --shards must be between 1 and 64");
   o.shards = static_cast<int32_t>(shards);

@@ -14,7 +14,9 @@ RequestStream::~RequestStream() {
   if (!finish_seen_) cancel();
 }
 
-RequestId RequestStream::id() const { return state_->id; }
+RequestId RequestStream::id() const {
+  return state_->id;
+}
 
 bool RequestStream::next(RequestOutput* out, std::chrono::milliseconds timeout) {
   if (finish_seen_) return false;
@@ -27,7 +29,9 @@ void RequestStream::cancel() {
   if (auto core = core_.lock()) core->cancel(state_->id);
 }
 
-bool RequestStream::finished() const { return finish_seen_; }
+bool RequestStream::finished() const {
+  return finish_seen_;
+}
 
 Engine::Engine(LoadedModel model, std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config)
     : core_(std::make_shared<EngineCore>(std::move(model), std::move(tokenizer), config)) {
@@ -36,13 +40,29 @@ Engine::Engine(LoadedModel model, std::shared_ptr<const Tokenizer> tokenizer, En
 
 Engine::~Engine() = default;
 
-SubmitResult Engine::submit(Request request) { return core_->submit(std::move(request)); }
-void Engine::cancel(RequestId id) { core_->cancel(id); }
-EngineStats Engine::stats() const { return core_->stats(); }
-const ModelConfig& Engine::model_config() const { return core_->model_config(); }
-const Tokenizer& Engine::tokenizer() const { return *core_->tokenizer(); }
-std::shared_ptr<const Tokenizer> Engine::tokenizer_ptr() const { return core_->tokenizer(); }
-int32_t Engine::max_model_len() const { return core_->max_model_len(); }
-void Engine::shutdown(std::chrono::milliseconds drain) { core_->shutdown(drain); }
+SubmitResult Engine::submit(Request request) {
+  return core_->submit(std::move(request));
+}
+void Engine::cancel(RequestId id) {
+  core_->cancel(id);
+}
+EngineStats Engine::stats() const {
+  return core_->stats();
+}
+const ModelConfig& Engine::model_config() const {
+  return core_->model_config();
+}
+const Tokenizer& Engine::tokenizer() const {
+  return *core_->tokenizer();
+}
+std::shared_ptr<const Tokenizer> Engine::tokenizer_ptr() const {
+  return core_->tokenizer();
+}
+int32_t Engine::max_model_len() const {
+  return core_->max_model_len();
+}
+void Engine::shutdown(std::chrono::milliseconds drain) {
+  core_->shutdown(drain);
+}
 
 }  // namespace ps

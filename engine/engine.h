@@ -15,7 +15,7 @@ namespace ps {
 
 struct EngineConfig {
   int32_t block_size = 16;
-  int32_t num_blocks = 0;                // 0: derive from kv_cache_memory
+  int32_t num_blocks = 0;                 // 0: derive from kv_cache_memory
   int64_t kv_cache_memory = 512ll << 20;  // bytes of K+V cache
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;

@@ -61,9 +61,11 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.max_batched_tokens = config_.max_batched_tokens;
   sc.enable_prefix_caching = config_.enable_prefix_caching;
   scheduler_ = std::make_unique<Scheduler>(sc);
-  runner_ = std::make_unique<ModelRunner>(model_.weights, KvCacheSpec{num_blocks_, config_.block_size});
+  runner_ =
+      std::make_unique<ModelRunner>(model_.weights, KvCacheSpec{num_blocks_, config_.block_size});
 
-  token_bytes_ = padded(tokenizer_->bytes_table(), static_cast<size_t>(mc.vocab_size), std::string());
+  token_bytes_ =
+      padded(tokenizer_->bytes_table(), static_cast<size_t>(mc.vocab_size), std::string());
   token_special_ = padded(tokenizer_->special_table(), static_cast<size_t>(mc.vocab_size), false);
   publish_stats();
 }
@@ -74,7 +76,9 @@ EngineCore::~EngineCore() {
   if (thread_.joinable()) thread_.join();
 }
 
-void EngineCore::start() { thread_ = std::thread([this] { loop(); }); }
+void EngineCore::start() {
+  thread_ = std::thread([this] { loop(); });
+}
 
 SubmitResult EngineCore::submit(Request request) {
   const int32_t vocab = model_.config.vocab_size;
@@ -90,30 +94,28 @@ SubmitResult EngineCore::submit(Request request) {
   for (int32_t id : request.prompt_ids) {
     if (id < 0 || id >= vocab) {
       return SubmitError{SubmitError::Kind::kInvalid,
-                         "prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                             std::to_string(vocab) + ")",
+                         "prompt token id " + std::to_string(id) +
+                             " is outside the vocabulary [0, " + std::to_string(vocab) + ")",
                          "prompt"};
     }
   }
   const int64_t prompt_len = static_cast<int64_t>(request.prompt_ids.size());
   if (prompt_len + request.params.max_tokens > max_model_len_) {
-    return SubmitError{
-        SubmitError::Kind::kInvalid,
-        "This model's maximum context length is " + std::to_string(max_model_len_) +
-            " tokens. However, you requested " +
-            std::to_string(prompt_len + request.params.max_tokens) + " tokens (" +
-            std::to_string(prompt_len) + " in the prompt, " +
-            std::to_string(request.params.max_tokens) +
-            " for the completion). Shorten the prompt or lower max_tokens.",
-        "max_tokens"};
+    return SubmitError{SubmitError::Kind::kInvalid,
+                       "This model's maximum context length is " + std::to_string(max_model_len_) +
+                           " tokens. However, you requested " +
+                           std::to_string(prompt_len + request.params.max_tokens) + " tokens (" +
+                           std::to_string(prompt_len) + " in the prompt, " +
+                           std::to_string(request.params.max_tokens) +
+                           " for the completion). Shorten the prompt or lower max_tokens.",
+                       "max_tokens"};
   }
   const int64_t limit = int64_t{config_.max_num_seqs} + config_.max_queued_requests;
   if (outstanding_.fetch_add(1) >= limit) {
     outstanding_.fetch_sub(1);
-    return SubmitError{SubmitError::Kind::kQueueFull,
-                       "too many requests in flight (limit " + std::to_string(limit) +
-                           "); retry later",
-                       ""};
+    return SubmitError{
+        SubmitError::Kind::kQueueFull,
+        "too many requests in flight (limit " + std::to_string(limit) + "); retry later", ""};
   }
   RequestId id = next_id_.fetch_add(1);
   auto stream = std::make_shared<StreamState>(id);
@@ -121,7 +123,9 @@ SubmitResult EngineCore::submit(Request request) {
   return std::make_unique<RequestStream>(stream, weak_from_this());
 }
 
-void EngineCore::cancel(RequestId id) { inbox_.enqueue(CancelCommand{id}); }
+void EngineCore::cancel(RequestId id) {
+  inbox_.enqueue(CancelCommand{id});
+}
 
 void EngineCore::loop() {
   while (!stop_) {
@@ -140,6 +144,8 @@ bool EngineCore::drain_inbox(bool block) {
   Command cmd;
   bool got = block ? inbox_.wait_dequeue_timed(cmd, std::chrono::milliseconds(50))
                    : inbox_.try_dequeue(cmd);
+  // Adds and cancels change what /metrics reports even when no step follows (an idle engine).
+  const bool changed = got;
   while (got) {
     if (auto* add = std::get_if<AddCommand>(&cmd)) {
       const auto& p = add->request.params;
@@ -163,6 +169,7 @@ bool EngineCore::drain_inbox(bool block) {
     }
     got = inbox_.try_dequeue(cmd);
   }
+  if (changed) publish_stats();
   return true;
 }
 
@@ -267,7 +274,8 @@ void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,
   ev.finish = reason;
   ev.finish_detail = std::move(detail);
   ev.prompt_tokens = static_cast<int32_t>(st.request.prompt_ids.size());
-  if (const Sequence* seq = scheduler_->find(id)) ev.cached_tokens = seq->num_cached_prompt_tokens();
+  if (const Sequence* seq = scheduler_->find(id))
+    ev.cached_tokens = seq->num_cached_prompt_tokens();
   ev.completion_tokens = static_cast<int32_t>(st.output_ids.size());
   st.stream->push(std::move(ev));
   scheduler_->finish(id);
@@ -304,6 +312,9 @@ void EngineCore::publish_stats() {
 EngineStats EngineCore::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   EngineStats s = stats_;
+  // Submitted requests still in the inbox are waiting too, though the scheduler has not seen
+  // them yet; counting them keeps "idle" from being reported while work is queued.
+  s.waiting = static_cast<int32_t>(std::max<int64_t>(0, outstanding_.load() - s.running));
   s.time_to_first_token = ttft_.snapshot();
   s.inter_token_latency = itl_.snapshot();
   s.e2e_latency = e2e_.snapshot();

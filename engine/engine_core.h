@@ -2,8 +2,8 @@
 // The engine thread and everything it owns (DESIGN.md §1): scheduler, model runner (with the KV
 // cache), per-request sampling state. Other threads only push commands into the inbox and read
 // stats; nothing else touches the state, so there are no locks inside the step.
-#include <atomic>
 #include <concurrentqueue/blockingconcurrentqueue.h>
+#include <atomic>
 
 #include <memory>
 #include <mutex>

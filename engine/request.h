@@ -36,7 +36,7 @@ struct RequestOutput {
   std::optional<FinishReason> finish;
   std::string finish_detail;  // the matched stop string, or the error message
   int32_t prompt_tokens = 0;
-  int32_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  int32_t cached_tokens = 0;      // prompt tokens served from the prefix cache
   int32_t completion_tokens = 0;  // total so far
 };
 

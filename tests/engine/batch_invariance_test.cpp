@@ -60,7 +60,8 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
     if (plan.empty()) continue;
     r.max_seqs_in_step = std::max(r.max_seqs_in_step, plan.num_seqs());
     if (plan.num_prefill_tokens > 0 && plan.num_decode_tokens > 0) ++r.mixed_steps;
-    if (static_cast<int32_t>(plan.sample_indices.size()) < plan.num_seqs()) ++r.chunked_prefill_steps;
+    if (static_cast<int32_t>(plan.sample_indices.size()) < plan.num_seqs())
+      ++r.chunked_prefill_steps;
     runner.forward(plan, &logits);
     std::vector<int32_t> sampled;
     for (size_t i = 0; i < plan.sample_indices.size(); ++i) {

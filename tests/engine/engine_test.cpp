@@ -133,6 +133,34 @@ TEST_F(EngineTest, SeededSampledRequestIsTheSameAloneAndInABatchOfSixteen) {
   expect_idle_and_clean(engine);
 }
 
+TEST_F(EngineTest, StopStringSpanningTokensCutsTheTextAndStopsTheRequest) {
+  Engine engine(random_model(small_config(), 21), small_tokenizer(), config());
+  std::mt19937 rng(6);
+  Request r{random_prompt(rng, 12, 512), {}};
+  r.params.temperature = 0;
+  r.params.max_tokens = 40;
+  r.params.ignore_eos = true;
+  Collected full = collect(*submit_ok(engine, r));
+  ASSERT_GE(full.tokens.size(), 10u);
+  // A stop string made of the last bytes of token 4 and the first bytes of token 5, so it can
+  // only be seen across the token boundary.
+  const Tokenizer& tok = *small_tokenizer();
+  std::string before = tok.decode({full.tokens.begin(), full.tokens.begin() + 5});
+  std::string t4 = tok.token_bytes(full.tokens[4]), t5 = tok.token_bytes(full.tokens[5]);
+  ASSERT_FALSE(t4.empty());
+  ASSERT_FALSE(t5.empty());
+  std::string stop = t4.substr(t4.size() - 1) + t5.substr(0, 1);
+  size_t at = full.text.find(stop);
+  ASSERT_NE(at, std::string::npos);
+  r.params.stop = {stop};
+  Collected cut = collect(*submit_ok(engine, r));
+  EXPECT_EQ(*cut.last.finish, FinishReason::kStop);
+  EXPECT_EQ(cut.last.finish_detail, stop);
+  EXPECT_EQ(cut.text, full.text.substr(0, at));
+  EXPECT_LE(at, before.size());
+  expect_idle_and_clean(engine);
+}
+
 TEST_F(EngineTest, CancelEndsWithOneAbortEventAndFreesBlocks) {
   Engine engine(random_model(small_config(), 21), small_tokenizer(), config());
   std::mt19937 rng(3);
@@ -209,7 +237,7 @@ TEST_F(EngineTest, QueueLimitAnswersQueueFullAndRecovers) {
     }
   }
   EXPECT_EQ(full, 3);  // 1 running + 2 queued accepted
-  held.clear();         // cancels them
+  held.clear();        // cancels them
   expect_idle_and_clean(engine);
   Request r{{5, 6, 7}, {}};
   r.params.max_tokens = 3;
@@ -243,7 +271,8 @@ TEST_F(EngineTest, ManyRequestsUnderPreemptionAllFinishExactlyOnce) {
 }
 
 TEST_F(EngineTest, ShutdownAbortsWhatIsLeft) {
-  auto engine = std::make_unique<Engine>(random_model(small_config(), 21), small_tokenizer(), config());
+  auto engine =
+      std::make_unique<Engine>(random_model(small_config(), 21), small_tokenizer(), config());
   Request r{{5, 6, 7}, {}};
   r.params.max_tokens = 1000;
   r.params.ignore_eos = true;
