@@ -193,13 +193,14 @@ void EngineCore::step() {
     queue_.observe(seconds_between(it->second->arrival, now));
   }
   runner_->forward(plan, &logits_);
-  sample_and_emit(plan, logits_);
-  if (config_.check_integrity_every_step) scheduler_->block_manager().check_integrity();
   {
+    // Counted before the events go out, so a reader that saw its finish event sees this step.
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.steps_total += 1;
     stats_.max_seqs_in_step = std::max(stats_.max_seqs_in_step, plan.num_seqs());
   }
+  sample_and_emit(plan, logits_);
+  if (config_.check_integrity_every_step) scheduler_->block_manager().check_integrity();
   publish_stats();
 }
 
