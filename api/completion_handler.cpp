@@ -1,0 +1,247 @@
+#include "api/completion_handler.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "api/choice_streams.h"
+#include "api/connection_watch.h"
+#include "api/http_reply.h"
+#include "api/openai_response.h"
+#include "api/sse.h"
+
+namespace ps {
+namespace {
+
+// How long a handler waits for engine events before it looks at the connection again: the
+// bound on how late a disconnect is noticed when no tokens are flowing.
+constexpr std::chrono::milliseconds kPoll{50};
+
+// A request turned into engine requests: choice i of prompt p is requests[p * n + i].
+struct Prepared {
+  ResponseMeta meta;
+  std::vector<Request> requests;
+  std::vector<int32_t> prompt_tokens;  // per prompt
+  int32_t n = 1;
+  bool stream = false;
+  bool include_usage = false;
+  bool want_logprobs = false;
+};
+
+std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint endpoint,
+                                         const std::string& body) {
+  auto parsed = parse_openai_request(body, endpoint, ctx.limits);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
+  OpenAiRequest& r = std::get<OpenAiRequest>(parsed);
+  if (!r.model.empty() && r.model != ctx.served_model_name) {
+    ApiError e =
+        invalid_param("model", "The model '" + r.model + "' does not exist; this server serves '" +
+                                   ctx.served_model_name + "'");
+    e.status = 404;
+    e.code = "model_not_found";
+    return e;
+  }
+
+  std::vector<std::vector<int32_t>> prompts;
+  if (endpoint == Endpoint::kChat) {
+    prompts.push_back(ctx.tokenizer->encode(ctx.chat_template.render(r.messages, true)));
+  } else {
+    for (auto& p : r.prompts) {
+      prompts.push_back(p.is_ids ? std::move(p.ids) : ctx.tokenizer->encode(p.text));
+    }
+  }
+
+  Prepared out;
+  out.meta = new_response_meta(endpoint, ctx.served_model_name);
+  out.n = r.params.n;
+  out.stream = r.stream;
+  out.include_usage = r.include_usage;
+  out.want_logprobs = r.want_logprobs;
+  for (auto& ids : prompts) {
+    if (ids.empty()) {
+      return invalid_param(endpoint == Endpoint::kChat ? "messages" : "prompt",
+                           "the prompt encodes to no tokens");
+    }
+    SamplingParams params = r.params;
+    if (auto e = fit_to_context(endpoint, static_cast<int32_t>(ids.size()), ctx.max_model_len,
+                                r.max_tokens_given, &params)) {
+      return *e;
+    }
+    params.n = 1;  // the engine runs one sequence per request; choices are separate requests
+    for (int32_t i = 0; i < r.params.n; ++i) {
+      Request req{ids, params};
+      // Seeded choices differ from each other yet are each reproducible.
+      if (r.params.seed) req.params.seed = *r.params.seed + static_cast<uint64_t>(i);
+      out.requests.push_back(std::move(req));
+    }
+    out.prompt_tokens.push_back(static_cast<int32_t>(ids.size()));
+  }
+  return out;
+}
+
+// Usage over all choices: the prompt counts once per prompt, not once per choice.
+struct UsageTally {
+  Usage usage;
+  void prompts(const std::vector<int32_t>& lens) {
+    for (int32_t l : lens) usage.prompt_tokens += l;
+  }
+  void add(size_t index, int32_t n, const RequestOutput& ev) {
+    if (!ev.finish) return;
+    usage.completion_tokens += ev.completion_tokens;
+    if (index % static_cast<size_t>(n) == 0) usage.cached_tokens += ev.cached_tokens;
+  }
+};
+
+// An abort or engine error ends the response as an error instead of a finish reason.
+std::optional<ApiError> failure_of(const RequestOutput& ev) {
+  if (!ev.finish) return std::nullopt;
+  ApiError e;
+  if (*ev.finish == FinishReason::kAbort) {
+    e.status = 503;
+    e.type = "server_error";
+    e.code = "aborted";
+    e.message = "the request was aborted: the server is shutting down";
+    e.retry_after_s = 5;
+    return e;
+  }
+  if (*ev.finish == FinishReason::kError) {
+    e.status = 500;
+    e.type = "server_error";
+    e.message = "generation failed: " + ev.finish_detail;
+    return e;
+  }
+  return std::nullopt;
+}
+
+TokenBytes token_bytes_of(const std::shared_ptr<const ServingContext>& ctx) {
+  return [tok = ctx->tokenizer](int32_t id) { return tok->token_bytes(id); };
+}
+
+void respond_whole(const std::shared_ptr<const ServingContext>& ctx, Prepared& p,
+                   ChoiceStreams& streams, ConnectionWatch& watch, httplib::Response& res) {
+  std::vector<ChoiceOutput> outs(streams.size());
+  for (size_t i = 0; i < outs.size(); ++i) outs[i].index = static_cast<int32_t>(i);
+  UsageTally tally;
+  tally.prompts(p.prompt_tokens);
+  std::optional<ApiError> failure;
+  while (!streams.all_finished()) {
+    if (watch.peer_gone()) {
+      // Nobody will read the answer; returning destroys the streams, which cancels them.
+      res.status = 499;
+      return;
+    }
+    size_t i = 0;
+    RequestOutput ev;
+    if (!streams.next(&i, &ev, kPoll)) continue;
+    outs[i].text += ev.text;
+    outs[i].logprobs.insert(outs[i].logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
+    tally.add(i, p.n, ev);
+    if (auto f = failure_of(ev); f && !failure) failure = f;
+    if (ev.finish) outs[i].finish_reason = finish_reason_name(*ev.finish);
+  }
+  if (failure) return send_error(res, *failure);
+  send_json(res, 200,
+            completion_body(p.meta, outs, tally.usage, p.want_logprobs, token_bytes_of(ctx)));
+}
+
+// The state of one SSE response; httplib calls pump() until it calls sink.done().
+struct StreamJob {
+  std::shared_ptr<const ServingContext> ctx;
+  Prepared p;
+  ChoiceStreams streams;
+  ConnectionWatch watch;
+  TokenBytes bytes;
+  std::vector<int64_t> text_offsets;
+  UsageTally tally;
+  bool opened = false;
+
+  StreamJob(std::shared_ptr<const ServingContext> c, Prepared prepared, ChoiceStreams s,
+            ConnectionWatch w)
+      : ctx(std::move(c)), p(std::move(prepared)), streams(std::move(s)), watch(w) {
+    bytes = token_bytes_of(ctx);
+    text_offsets.assign(streams.size(), 0);
+    tally.prompts(p.prompt_tokens);
+  }
+
+  std::string chunk(const ChunkDelta& d, int64_t* offset) const {
+    return sse_event(stream_chunk(p.meta, d, p.include_usage, bytes, offset));
+  }
+
+  void append_event(size_t i, RequestOutput& ev, std::string* out) {
+    tally.add(i, p.n, ev);
+    ChunkDelta d;
+    d.index = static_cast<int32_t>(i);
+    d.text = std::move(ev.text);
+    if (p.want_logprobs) d.logprobs = &ev.logprobs;
+    bool has_tokens = !d.text.empty() || (p.want_logprobs && !ev.logprobs.empty());
+    std::optional<ApiError> failure = failure_of(ev);
+    if (ev.finish && !failure) d.finish_reason = finish_reason_name(*ev.finish);
+    if (has_tokens || d.finish_reason) *out += chunk(d, &text_offsets[i]);
+    if (failure) *out += sse_event(error_json(*failure));
+  }
+
+  bool pump(httplib::DataSink& sink) {
+    if (watch.peer_gone()) return false;  // httplib closes; our destructor cancels
+    std::string out;
+    bool done = false;
+    if (!opened) {
+      opened = true;
+      // Chat streams open each choice with the assistant role, before any token exists, so a
+      // client sees the response start at once.
+      if (p.meta.endpoint == Endpoint::kChat) {
+        for (size_t i = 0; i < streams.size(); ++i) {
+          ChunkDelta d;
+          d.index = static_cast<int32_t>(i);
+          d.role_delta = true;
+          out += chunk(d, &text_offsets[i]);
+        }
+      }
+    } else {
+      size_t i = 0;
+      RequestOutput ev;
+      // Several events per write when they are ready together (n > 1, a burst after a stall).
+      for (int k = 0;
+           k < 64 && streams.next(&i, &ev, k == 0 ? kPoll : std::chrono::milliseconds(0)); ++k) {
+        append_event(i, ev, &out);
+      }
+      if (streams.all_finished()) {
+        if (p.include_usage) out += sse_event(usage_chunk(p.meta, tally.usage));
+        out += kSseDone;
+        done = true;
+      }
+    }
+    // An empty write would tell httplib the stream ended; only write when there is data.
+    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+    if (done) sink.done();
+    return true;
+  }
+};
+
+}  // namespace
+
+void handle_completion(std::shared_ptr<const ServingContext> ctx, Endpoint endpoint,
+                       const httplib::Request& req, const std::string& body,
+                       httplib::Response& res) {
+  auto prepared = prepare(*ctx, endpoint, body);
+  if (auto* e = std::get_if<ApiError>(&prepared)) return send_error(res, *e);
+  Prepared& p = std::get<Prepared>(prepared);
+
+  ChoiceStreams streams;
+  if (auto e = streams.submit(*ctx->engine, std::move(p.requests))) return send_error(res, *e);
+  ConnectionWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+
+  if (!p.stream) return respond_whole(ctx, p, streams, watch, res);
+
+  auto job = std::make_shared<StreamJob>(ctx, std::move(p), std::move(streams), watch);
+  res.status = 200;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [job](size_t /*offset*/, httplib::DataSink& sink) { return job->pump(sink); });
+}
+
+}  // namespace ps

@@ -1,0 +1,309 @@
+#include "api/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "api/completion_handler.h"
+#include "api/http_reply.h"
+#include "api/metrics_text.h"
+#include "api/openai_response.h"
+
+namespace ps {
+namespace {
+
+using nlohmann::json;
+
+ApiError unavailable(std::string message, std::string code) {
+  ApiError e;
+  e.status = 503;
+  e.type = "server_error";
+  e.code = std::move(code);
+  e.message = std::move(message);
+  e.retry_after_s = 1;
+  return e;
+}
+
+// Compares without an early exit, so response timing does not reveal a prefix of the key.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+bool needs_model(const std::string& path) {
+  return path.rfind("/v1/", 0) == 0 || path == "/tokenize" || path == "/detokenize";
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  ServerOptions options;
+  httplib::Server server;
+  std::mutex mu;
+  std::shared_ptr<const ServingContext> context;  // null while loading
+  std::atomic<bool> shutting_down{false};
+  std::atomic<bool> run_started{false}, run_returned{false}, stop_requested{false};
+  HttpCounters counters;
+  int64_t started = 0;
+
+  ApiError body_too_large(uint64_t size) const {
+    ApiError e;
+    e.status = 413;
+    e.code = "body_too_large";
+    e.message = "request body is " + std::to_string(size) + " bytes; the limit is " +
+                std::to_string(options.max_body_bytes) + " (--max-body-bytes)";
+    return e;
+  }
+  // POST routes read the body themselves: httplib would otherwise parse a body sent as a form
+  // (curl -d without a Content-Type) and refuse it past 8 KiB, and the pre-routing handler runs
+  // before any body is read, so the size limit is checked here.
+  using PostHandler =
+      std::function<void(const httplib::Request&, const std::string& body, httplib::Response&)>;
+  void post(const char* pattern, PostHandler fn) {
+    server.Post(pattern,
+                [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res,
+                                           const httplib::ContentReader& reader) {
+                  std::string body;
+                  size_t total = 0;
+                  // Past the limit we keep reading (httplib caps it at twice the limit) but keep
+                  // nothing, so the client gets a clean 413 instead of a reset connection.
+                  bool read = reader([&](const char* data, size_t len) {
+                    total += len;
+                    if (total <= options.max_body_bytes) body.append(data, len);
+                    return true;
+                  });
+                  if (!read)
+                    return;  // httplib has set the status (413 past its own cap, 400 otherwise)
+                  if (total > options.max_body_bytes) return send_error(res, body_too_large(total));
+                  fn(req, body, res);
+                });
+  }
+
+  std::shared_ptr<const ServingContext> ctx() {
+    std::lock_guard<std::mutex> lock(mu);
+    return context;
+  }
+
+  void setup();
+  httplib::Server::HandlerResponse pre_route(const httplib::Request& req, httplib::Response& res);
+  void health(httplib::Response& res);
+  void models(httplib::Response& res);
+  void tokenize(const std::string& body, httplib::Response& res);
+  void detokenize(const std::string& body, httplib::Response& res);
+  void metrics(httplib::Response& res);
+};
+
+void HttpServer::Impl::setup() {
+  size_t threads = static_cast<size_t>(std::max(4, options.http_threads));
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server.set_tcp_nodelay(true);  // SSE chunks are small; Nagle would delay each token
+  server.set_keep_alive_max_count(1000);
+  server.set_keep_alive_timeout(5);
+  // httplib drops oversized bodies itself only past twice our limit; between the two we read the
+  // body and answer a clean 413, so a client that sent it can still read the answer.
+  server.set_payload_max_length(options.max_body_bytes * 2 + 65536);
+  server.set_expect_100_continue_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        // Refusing before the client sends the body keeps the connection clean. httplib 0.11
+        // writes `res` as it is here, so the status and body must be set, not just returned.
+        uint64_t len = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+        if (len <= options.max_body_bytes) return 100;
+        send_error(res, body_too_large(len));
+        return 413;
+      });
+  server.set_pre_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) { return pre_route(req, res); });
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // a handler already wrote its own error body
+    ApiError e;
+    e.status = res.status;
+    if (res.status == 404) {
+      e.message = "no route for " + req.method + " " + req.path;
+      e.code = "not_found";
+    } else if (res.status == 413) {
+      e.message = "request body is too large";
+      e.code = "body_too_large";
+    } else {
+      e.message = "bad request (HTTP " + std::to_string(res.status) + ")";
+      if (res.status >= 500) e.type = "server_error";
+    }
+    send_error(res, e);
+  });
+  server.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        // Reaching here is a bug of ours, not the client's: say so, keep serving.
+        std::string what = "unknown exception";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        std::fprintf(stderr, "pagedserve: internal error on %s %s: %s\n", req.method.c_str(),
+                     req.path.c_str(), what.c_str());
+        ApiError e;
+        e.status = 500;
+        e.type = "server_error";
+        e.message = "internal error: " + what;
+        send_error(res, e);
+      });
+  server.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+    counters.count(res.status);
+  });
+
+  server.Get("/health", [this](const httplib::Request&, httplib::Response& res) { health(res); });
+  server.Get("/v1/models",
+             [this](const httplib::Request&, httplib::Response& res) { models(res); });
+  server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { metrics(res); });
+  post("/v1/chat/completions",
+       [this](const httplib::Request& req, const std::string& body, httplib::Response& res) {
+         handle_completion(ctx(), Endpoint::kChat, req, body, res);
+       });
+  post("/v1/completions",
+       [this](const httplib::Request& req, const std::string& body, httplib::Response& res) {
+         handle_completion(ctx(), Endpoint::kCompletion, req, body, res);
+       });
+  post("/tokenize", [this](const httplib::Request&, const std::string& body,
+                           httplib::Response& res) { tokenize(body, res); });
+  post("/detokenize", [this](const httplib::Request&, const std::string& body,
+                             httplib::Response& res) { detokenize(body, res); });
+}
+
+// Auth and "not ready" answers, before any route runs (and before the body is read).
+httplib::Server::HandlerResponse HttpServer::Impl::pre_route(const httplib::Request& req,
+                                                             httplib::Response& res) {
+  using R = httplib::Server::HandlerResponse;
+  if (!options.api_key.empty() && req.path.rfind("/v1", 0) == 0) {
+    std::string auth = req.get_header_value("Authorization");
+    if (!same_secret(auth, "Bearer " + options.api_key)) {
+      ApiError e;
+      e.status = 401;
+      e.code = "invalid_api_key";
+      e.message = auth.empty() ? "missing API key: send the header 'Authorization: Bearer KEY'"
+                               : "incorrect API key provided";
+      send_error(res, e);
+      return R::Handled;
+    }
+  }
+  if (needs_model(req.path)) {
+    if (shutting_down.load()) {
+      send_error(res, unavailable("the server is shutting down", "shutting_down"));
+      return R::Handled;
+    }
+    if (!ctx()) {
+      send_error(res, unavailable("the model is still loading; retry shortly", "loading"));
+      return R::Handled;
+    }
+  }
+  return R::Unhandled;
+}
+
+void HttpServer::Impl::health(httplib::Response& res) {
+  if (shutting_down.load()) return send_json(res, 503, {{"status", "shutting_down"}});
+  if (!ctx()) return send_json(res, 503, {{"status", "loading"}});
+  send_json(res, 200, {{"status", "ok"}});
+}
+
+void HttpServer::Impl::models(httplib::Response& res) {
+  auto c = ctx();
+  json data = json::array();
+  data.push_back({{"id", c->served_model_name},
+                  {"object", "model"},
+                  {"created", started},
+                  {"owned_by", "pagedserve"},
+                  {"max_model_len", c->max_model_len}});
+  send_json(res, 200, {{"object", "list"}, {"data", std::move(data)}});
+}
+
+void HttpServer::Impl::tokenize(const std::string& body, httplib::Response& res) {
+  auto c = ctx();
+  auto parsed = parse_tokenize_request(body);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
+  auto& r = std::get<TokenizeRequest>(parsed);
+  std::string text =
+      r.is_chat ? c->chat_template.render(r.messages, r.add_generation_prompt) : r.prompt;
+  std::vector<int32_t> ids = c->tokenizer->encode(text);
+  send_json(res, 200,
+            {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", c->max_model_len}});
+}
+
+void HttpServer::Impl::detokenize(const std::string& body, httplib::Response& res) {
+  auto c = ctx();
+  auto parsed = parse_detokenize_request(body, c->limits.vocab_size);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
+  send_json(res, 200,
+            {{"prompt", c->tokenizer->decode(std::get<DetokenizeRequest>(parsed).tokens)}});
+}
+
+void HttpServer::Impl::metrics(httplib::Response& res) {
+  auto c = ctx();
+  EngineStats stats = c ? c->engine->stats() : EngineStats{};
+  res.status = 200;
+  res.set_content(metrics_text(stats, counters.snapshot()),
+                  "text/plain; version=0.0.4; charset=utf-8");
+}
+
+HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->started = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  impl_->setup();
+}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+int HttpServer::bind() {
+  const auto& o = impl_->options;
+  int port = o.port == 0 ? impl_->server.bind_to_any_port(o.host)
+                         : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port <= 0) {
+    throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
+                             " (address in use, or not an address of this machine)");
+  }
+  return port;
+}
+
+void HttpServer::set_context(std::shared_ptr<const ServingContext> context) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->context = std::move(context);
+}
+
+void HttpServer::run() {
+  impl_->run_started.store(true);
+  if (!impl_->stop_requested.load()) impl_->server.listen_after_bind();
+  impl_->run_returned.store(true);
+}
+
+void HttpServer::begin_shutdown() {
+  impl_->shutting_down.store(true);
+}
+
+void HttpServer::stop() {
+  impl_->stop_requested.store(true);
+  // httplib's stop() does nothing before listen has started, so a stop that races with run()
+  // waits (briefly) until there is a running server to stop.
+  for (int i = 0; i < 5000; ++i) {
+    if (impl_->server.is_running()) {
+      impl_->server.stop();
+      return;
+    }
+    if (!impl_->run_started.load() || impl_->run_returned.load()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace ps

@@ -1,0 +1,46 @@
+#pragma once
+// The OpenAI-compatible HTTP server: routes, auth, body limit, health and metrics. It listens
+// before the model is loaded (so /health can say 503 while loading) and serves once
+// set_context() hands it the engine.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "api/serving_context.h"
+
+namespace ps {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // loopback unless told otherwise
+  int port = 8000;                 // 0 picks a free port (bind() returns it)
+  std::string api_key;             // non-empty: /v1 routes need "Authorization: Bearer KEY"
+  size_t max_body_bytes = 1 << 20;
+  // Each open connection (a streaming client, an idle keep-alive one) holds a thread while it
+  // lasts, so this bounds how many clients are served at once; more wait for a free thread.
+  int http_threads = 256;
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(ServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket; returns the port. Throws std::runtime_error naming host:port.
+  int bind();
+  // The model is loaded: /health turns 200 and /v1 routes serve.
+  void set_context(std::shared_ptr<const ServingContext> context);
+  // Accepts connections until stop(). Call after bind(), on its own thread if need be.
+  void run();
+  // New requests get 503 (and /health 503) while in-flight ones finish.
+  void begin_shutdown();
+  // Closes the listening socket; run() returns once in-flight connections are done.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ps

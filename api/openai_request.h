@@ -1,0 +1,77 @@
+#pragma once
+// The bodies of POST /v1/chat/completions and /v1/completions, parsed and validated into what
+// the engine needs. Every client mistake becomes an ApiError naming the field; nothing here
+// throws to the HTTP layer.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "api/api_error.h"
+#include "model/tokenizer/chat_template.h"
+#include "sampling/sampling_params.h"
+
+namespace ps {
+
+enum class Endpoint { kChat, kCompletion };
+
+// One completions prompt: text to encode, or token ids given by the client.
+struct PromptInput {
+  bool is_ids = false;
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+struct RequestLimits {
+  int32_t vocab_size = 0;  // token ids (prompt, stop_token_ids, logit_bias) must be below it
+  int32_t max_n = 16;
+  int32_t max_logprobs = 20;
+  int32_t max_stop = 16;
+};
+
+struct OpenAiRequest {
+  Endpoint endpoint = Endpoint::kChat;
+  std::string model;                  // as sent; empty when absent
+  std::vector<ChatMessage> messages;  // chat
+  std::vector<PromptInput> prompts;   // completions: one or more, each gets n choices
+  SamplingParams params;              // params.n choices per prompt
+  bool max_tokens_given = false;      // else the default fills what the context leaves
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool want_logprobs = false;  // the response carries logprobs (params.logprobs >= 0)
+  std::string user;
+};
+
+// Parses `body` for `endpoint`. Fills every sampling field from the body; defaults follow
+// OpenAI's (temperature 1, completions max_tokens 16).
+std::variant<OpenAiRequest, ApiError> parse_openai_request(std::string_view body, Endpoint endpoint,
+                                                           const RequestLimits& limits);
+
+// Makes `params.max_tokens` fit the context: an explicit max_tokens that does not fit is an
+// error whose message says both numbers; a default one is cut to what is left. A prompt that
+// leaves no room for one token is always an error.
+std::optional<ApiError> fit_to_context(Endpoint endpoint, int32_t prompt_tokens,
+                                       int32_t max_model_len, bool max_tokens_given,
+                                       SamplingParams* params);
+
+// POST /tokenize: {"prompt": "..."} or {"messages": [...], "add_generation_prompt": true}.
+struct TokenizeRequest {
+  std::string model;
+  bool is_chat = false;
+  std::string prompt;
+  std::vector<ChatMessage> messages;
+  bool add_generation_prompt = true;
+};
+std::variant<TokenizeRequest, ApiError> parse_tokenize_request(std::string_view body);
+
+// POST /detokenize: {"tokens": [ids]}.
+struct DetokenizeRequest {
+  std::string model;
+  std::vector<int32_t> tokens;
+};
+std::variant<DetokenizeRequest, ApiError> parse_detokenize_request(std::string_view body,
+                                                                   int32_t vocab_size);
+
+}  // namespace ps

@@ -1,0 +1,68 @@
+#pragma once
+// OpenAI response bodies and stream chunks, built from the engine's events. Pure functions of
+// their inputs, so tests check the exact shapes clients parse.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_error.h"
+#include "api/openai_request.h"
+#include "engine/request.h"
+
+namespace ps {
+
+// What every body and chunk of one response repeats.
+struct ResponseMeta {
+  Endpoint endpoint = Endpoint::kChat;
+  std::string id;  // chatcmpl-... | cmpl-...
+  int64_t created = 0;
+  std::string model;
+};
+ResponseMeta new_response_meta(Endpoint endpoint, std::string model);
+
+// The raw bytes of a token, for logprobs (they may be an incomplete UTF-8 sequence).
+using TokenBytes = std::function<std::string(int32_t token_id)>;
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+};
+
+struct ChoiceOutput {
+  int32_t index = 0;
+  std::string text;
+  std::vector<TokenLogprob> logprobs;
+  std::string finish_reason;  // "stop" | "length"
+};
+
+// "stop" | "length"; abort and error never reach a successful body.
+std::string finish_reason_name(FinishReason reason);
+
+nlohmann::json error_json(const ApiError& error);
+nlohmann::json usage_json(const Usage& usage);
+
+// The non-streaming body: chat.completion or text_completion.
+nlohmann::json completion_body(const ResponseMeta& meta, const std::vector<ChoiceOutput>& choices,
+                               const Usage& usage, bool with_logprobs, const TokenBytes& bytes);
+
+// One streamed delta of one choice. `role_delta`: the chat chunk that opens a choice carries
+// the assistant role. `text_offset` carries the completions logprobs offset across chunks.
+struct ChunkDelta {
+  int32_t index = 0;
+  bool role_delta = false;
+  std::string text;
+  const std::vector<TokenLogprob>* logprobs = nullptr;  // null: "logprobs": null
+  std::optional<std::string> finish_reason;
+};
+nlohmann::json stream_chunk(const ResponseMeta& meta, const ChunkDelta& delta, bool usage_field,
+                            const TokenBytes& bytes, int64_t* text_offset);
+
+// The last chunk when stream_options.include_usage is set: no choices, the totals.
+nlohmann::json usage_chunk(const ResponseMeta& meta, const Usage& usage);
+
+}  // namespace ps

@@ -1,0 +1,24 @@
+#pragma once
+// What request handlers need once the model is loaded. Shared and immutable: handler threads
+// hold it while they run, so the engine outlives every request that uses it.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "api/openai_request.h"
+#include "engine/engine.h"
+#include "model/tokenizer/chat_template.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace ps {
+
+struct ServingContext {
+  std::shared_ptr<Engine> engine;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  ChatTemplate chat_template{ChatTemplateKind::kChatML};
+  std::string served_model_name;
+  RequestLimits limits;
+  int32_t max_model_len = 0;
+};
+
+}  // namespace ps

@@ -1,0 +1,192 @@
+// `pagedserve serve`: the OpenAI-compatible HTTP server over one engine. This file only reads
+// flags and wires the pieces together; the server lives in api/, the engine in engine/.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "api/http_server.h"
+#include "api/shutdown_signal.h"
+#include "app/commands.h"
+#include "app/engine_flags.h"
+#include "app/flags.h"
+#include "engine/engine.h"
+#include "model/loader.h"
+#include "model/tokenizer/chat_template.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace ps {
+namespace {
+
+const char* kUsage =
+    "usage: pagedserve serve --model DIR [--host 127.0.0.1] [--port 8000]\n"
+    "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
+    "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
+    "  [--http-threads 256] [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
+    "  engine: [--max-num-seqs 64] [--max-batched-tokens 2048] [--max-model-len N]\n"
+    "          [--max-queued-requests 4096] [--block-size 16] [--num-blocks N |\n"
+    "          --kv-cache-memory 512M] [--no-prefix-caching]\n";
+
+int64_t int_in(const Flags& flags, const std::string& name, int64_t fallback, int64_t lo,
+               int64_t hi) {
+  int64_t v = flags.i64(name, fallback);
+  if (v < lo || v > hi) {
+    throw UsageError("flag --" + name + " must be between " + std::to_string(lo) + " and " +
+                     std::to_string(hi) + ", got " + std::to_string(v));
+  }
+  return v;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// --chat-template wins; else what tokenizer_config.json's template looks like; else ChatML.
+ChatTemplate pick_chat_template(const Flags& flags, const std::string& dir) {
+  if (auto name = flags.opt("chat-template")) {
+    auto t = ChatTemplate::from_name(*name);
+    if (!t) {
+      throw UsageError("--chat-template " + *name + ": unknown; use one of " +
+                       ChatTemplate::known_names());
+    }
+    return *t;
+  }
+  std::string config_path = dir + "/tokenizer_config.json";
+  if (std::filesystem::exists(config_path)) {
+    if (auto t = ChatTemplate::detect(read_file(config_path))) return *t;
+  }
+  std::fprintf(stderr,
+               "pagedserve serve: no known chat template in %s; using chatml (pass "
+               "--chat-template to choose)\n",
+               config_path.c_str());
+  return ChatTemplate(ChatTemplateKind::kChatML);
+}
+
+std::string default_model_name(const std::string& dir) {
+  std::filesystem::path p(dir);
+  std::string name = p.filename().string();
+  if (name.empty()) name = p.parent_path().filename().string();  // "models/tiny/"
+  return name.empty() ? "model" : name;
+}
+
+}  // namespace
+
+int serve_command(int argc, char** argv) {
+  std::set<std::string> valued = {"model",           "host",          "port",
+                                  "api-key",         "chat-template", "served-model-name",
+                                  "max-body-bytes",  "max-n",         "http-threads",
+                                  "shutdown-timeout"};
+  valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
+  std::set<std::string> switches = {"help"};
+  switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
+  Flags flags(argc, argv, 2, valued, switches);
+  if (flags.on("help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!flags.positional().empty()) {
+    throw UsageError("unexpected argument '" + flags.positional()[0] + "'");
+  }
+
+  // Every flag is checked before the port is taken or the model is read.
+  ServerOptions options;
+  options.host = flags.str("host", options.host);
+  options.port = static_cast<int>(int_in(flags, "port", 8000, 0, 65535));
+  const char* env_key = std::getenv("PAGEDSERVE_API_KEY");
+  options.api_key = flags.str("api-key", env_key ? env_key : "");
+  options.max_body_bytes =
+      static_cast<size_t>(int_in(flags, "max-body-bytes", 1 << 20, 1024, int64_t{1} << 32));
+  options.http_threads = static_cast<int>(int_in(flags, "http-threads", 256, 4, 4096));
+  const auto max_n = static_cast<int32_t>(int_in(flags, "max-n", 16, 1, 256));
+  const auto drain = std::chrono::seconds(int_in(flags, "shutdown-timeout", 10, 0, 3600));
+  const std::string dir = model_dir_from_flags(flags);
+  const EngineConfig engine_config = engine_config_from_flags(flags);
+  const ChatTemplate chat_template = pick_chat_template(flags, dir);
+  const std::string model_name = flags.str("served-model-name", default_model_name(dir));
+
+  ShutdownSignal signals;  // before any thread starts, so all of them inherit the mask
+  HttpServer server(options);
+  const int port = server.bind();
+  // Listening before loading: /health answers 503 until the model is ready.
+  std::printf("listening on http://%s:%d\n", options.host.c_str(), port);
+  std::fflush(stdout);
+  std::thread http([&server] { server.run(); });
+
+  std::mutex mu;
+  std::shared_ptr<Engine> engine;
+  bool stopping = false;
+  signals.start([&](int) {
+    server.begin_shutdown();
+    std::shared_ptr<Engine> e;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+      e = engine;
+    }
+    // Running requests get `drain` to finish; the rest end with an abort event, which their
+    // handlers turn into a clean error before the server closes.
+    if (e) e->shutdown(std::chrono::duration_cast<std::chrono::milliseconds>(drain));
+    server.stop();
+  });
+
+  auto fail = [&](const std::string& what) {
+    std::fprintf(stderr, "pagedserve serve: %s\n", what.c_str());
+    server.stop();
+    http.join();
+    signals.stop();
+    return 1;
+  };
+  std::shared_ptr<ServingContext> ctx;
+  try {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto tokenizer =
+        std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
+    LoadedModel model = load_model(dir);
+    auto e = std::make_shared<Engine>(std::move(model), tokenizer, engine_config);
+    ctx = std::make_shared<ServingContext>();
+    ctx->engine = e;
+    ctx->tokenizer = tokenizer;
+    ctx->chat_template = chat_template;
+    ctx->served_model_name = model_name;
+    ctx->max_model_len = e->max_model_len();
+    ctx->limits.max_n = max_n;
+    // Ids past either table would index beyond the embedding or the tokenizer's byte table.
+    ctx->limits.vocab_size = std::min(e->model_config().vocab_size, tokenizer->vocab_size());
+    std::lock_guard<std::mutex> lock(mu);
+    if (!stopping) {
+      engine = e;
+      server.set_context(ctx);
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("ready: model '%s' from %s (chat template %s, context %d tokens) in %.1f s\n",
+                  model_name.c_str(), dir.c_str(), chat_template.name(), ctx->max_model_len, secs);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    return fail(std::string("cannot load the model: ") + e.what());
+  }
+
+  http.join();     // returns after server.stop(), once in-flight connections are done
+  signals.stop();  // the shutdown callback has returned: nothing uses the engine any more
+  ctx.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    engine.reset();  // joins the engine thread
+  }
+  if (!signals.received()) {
+    std::fprintf(stderr, "pagedserve serve: the HTTP server stopped unexpectedly\n");
+    return 1;
+  }
+  std::printf("pagedserve: stopped\n");
+  return 0;
+}
+
+}  // namespace ps

@@ -1,0 +1,304 @@
+// Every client mistake in a completions body must come back as a 4xx ApiError naming the field.
+#include "api/openai_request.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+namespace ps {
+namespace {
+
+RequestLimits limits() {
+  RequestLimits l;
+  l.vocab_size = 100;
+  l.max_n = 4;
+  return l;
+}
+
+OpenAiRequest ok(const std::string& body, Endpoint e = Endpoint::kChat) {
+  auto r = parse_openai_request(body, e, limits());
+  if (auto* err = std::get_if<ApiError>(&r)) {
+    ADD_FAILURE() << "unexpected error for " << body << ": " << err->message;
+    return {};
+  }
+  return std::get<OpenAiRequest>(r);
+}
+
+ApiError bad(const std::string& body, Endpoint e = Endpoint::kChat) {
+  auto r = parse_openai_request(body, e, limits());
+  if (!std::holds_alternative<ApiError>(r)) {
+    ADD_FAILURE() << "accepted a bad body: " << body;
+    return {};
+  }
+  return std::get<ApiError>(r);
+}
+
+const char* kMsgs = R"("messages":[{"role":"user","content":"hi"}])";
+
+std::string chat(const std::string& extra) {
+  return std::string("{") + kMsgs + (extra.empty() ? "" : "," + extra) + "}";
+}
+
+TEST(OpenAiRequest, ChatDefaultsFollowOpenAi) {
+  OpenAiRequest r = ok(chat(""));
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0].role, "user");
+  EXPECT_EQ(r.messages[0].content, "hi");
+  EXPECT_FLOAT_EQ(r.params.temperature, 1.0f);
+  EXPECT_EQ(r.params.n, 1);
+  EXPECT_FALSE(r.max_tokens_given);
+  EXPECT_EQ(r.params.max_tokens, std::numeric_limits<int32_t>::max());  // fit_to_context cuts it
+  EXPECT_FALSE(r.stream);
+  EXPECT_FALSE(r.want_logprobs);
+  EXPECT_EQ(r.params.logprobs, -1);
+}
+
+TEST(OpenAiRequest, ReadsEverySamplingField) {
+  OpenAiRequest r =
+      ok(chat(R"("model":"m","max_tokens":7,"temperature":0.5,"top_p":0.9,"top_k":5,"min_p":0.1,)"
+              R"("presence_penalty":1.5,"frequency_penalty":-1,"repetition_penalty":1.2,"seed":42,)"
+              R"("n":2,"stop":["a","bc"],"stop_token_ids":[3,4],"min_tokens":2,"ignore_eos":true,)"
+              R"("logprobs":true,"top_logprobs":3,"logit_bias":{"7":-100,"8":2.5},"user":"u",)"
+              R"("stream":true,"stream_options":{"include_usage":true})"));
+  EXPECT_EQ(r.model, "m");
+  EXPECT_EQ(r.params.max_tokens, 7);
+  EXPECT_TRUE(r.max_tokens_given);
+  EXPECT_FLOAT_EQ(r.params.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(r.params.top_p, 0.9f);
+  EXPECT_EQ(r.params.top_k, 5);
+  EXPECT_FLOAT_EQ(r.params.min_p, 0.1f);
+  EXPECT_FLOAT_EQ(r.params.presence_penalty, 1.5f);
+  EXPECT_FLOAT_EQ(r.params.frequency_penalty, -1.0f);
+  EXPECT_FLOAT_EQ(r.params.repetition_penalty, 1.2f);
+  EXPECT_EQ(r.params.seed, 42u);
+  EXPECT_EQ(r.params.n, 2);
+  EXPECT_EQ(r.params.stop, (std::vector<std::string>{"a", "bc"}));
+  EXPECT_EQ(r.params.stop_token_ids, (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(r.params.min_tokens, 2);
+  EXPECT_TRUE(r.params.ignore_eos);
+  EXPECT_TRUE(r.want_logprobs);
+  EXPECT_EQ(r.params.logprobs, 3);
+  EXPECT_FLOAT_EQ(r.params.logit_bias.at(7), -100.0f);
+  EXPECT_FLOAT_EQ(r.params.logit_bias.at(8), 2.5f);
+  EXPECT_EQ(r.user, "u");
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+}
+
+TEST(OpenAiRequest, MaxCompletionTokensWinsAndNullMeansDefault) {
+  EXPECT_EQ(ok(chat(R"("max_tokens":5,"max_completion_tokens":9)")).params.max_tokens, 9);
+  OpenAiRequest r = ok(chat(R"("max_tokens":null,"temperature":null,"stop":null)"));
+  EXPECT_FALSE(r.max_tokens_given);
+  EXPECT_FLOAT_EQ(r.params.temperature, 1.0f);
+  EXPECT_TRUE(r.params.stop.empty());
+}
+
+TEST(OpenAiRequest, IntegralFloatsAreIntegers) {
+  EXPECT_EQ(ok(chat(R"("max_tokens":8.0)")).params.max_tokens, 8);
+  EXPECT_EQ(bad(chat(R"("max_tokens":8.5)")).param, "max_tokens");
+}
+
+TEST(OpenAiRequest, ContentPartsAndRoles) {
+  OpenAiRequest r = ok(R"({"messages":[
+      {"role":"system","content":"be brief"},
+      {"role":"developer","content":"and kind"},
+      {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
+      {"role":"assistant","content":null}]})");
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_EQ(r.messages[1].role, "system");
+  EXPECT_EQ(r.messages[2].content, "a\nb");
+  EXPECT_EQ(r.messages[3].content, "");
+}
+
+TEST(OpenAiRequest, CompletionPromptShapes) {
+  auto one = ok(R"({"prompt":"hello"})", Endpoint::kCompletion);
+  ASSERT_EQ(one.prompts.size(), 1u);
+  EXPECT_FALSE(one.prompts[0].is_ids);
+  EXPECT_EQ(one.params.max_tokens, 16);  // the legacy endpoint's default
+  auto many = ok(R"({"prompt":["a","b"]})", Endpoint::kCompletion);
+  EXPECT_EQ(many.prompts.size(), 2u);
+  auto ids = ok(R"({"prompt":[1,2,3]})", Endpoint::kCompletion);
+  ASSERT_EQ(ids.prompts.size(), 1u);
+  EXPECT_TRUE(ids.prompts[0].is_ids);
+  EXPECT_EQ(ids.prompts[0].ids, (std::vector<int32_t>{1, 2, 3}));
+  auto batch = ok(R"({"prompt":[[1],[2,3]]})", Endpoint::kCompletion);
+  ASSERT_EQ(batch.prompts.size(), 2u);
+  EXPECT_EQ(batch.prompts[1].ids, (std::vector<int32_t>{2, 3}));
+  auto lp = ok(R"({"prompt":"x","logprobs":2})", Endpoint::kCompletion);
+  EXPECT_TRUE(lp.want_logprobs);
+  EXPECT_EQ(lp.params.logprobs, 2);
+}
+
+struct BadCase {
+  const char* body;
+  const char* param;
+  Endpoint endpoint = Endpoint::kChat;
+};
+
+TEST(OpenAiRequest, RejectsBadInputNamingTheField) {
+  const BadCase cases[] = {
+      {R"({"messages":[{"role":"user","content":"hi"})", ""},  // malformed JSON
+      {R"([1,2])", ""},
+      {R"("just a string")", ""},
+      {R"({})", "messages"},
+      {R"({"messages":[]})", "messages"},
+      {R"({"messages":"hi"})", "messages"},
+      {R"({"messages":[{"content":"hi"}]})", "messages[0].role"},
+      {R"({"messages":[{"role":"tool","content":"hi"}]})", "messages[0].role"},
+      {R"({"messages":[{"role":"user"}]})", "messages[0].content"},
+      {R"({"messages":[{"role":"user","content":5}]})", "messages[0].content"},
+      {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})",
+       "messages[0].content[0].type"},
+      {R"({"model":5,"messages":[{"role":"user","content":"hi"}]})", "model"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"temperature":"hot"})", "temperature"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"temperature":2.5})", "temperature"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"temperature":-0.1})", "temperature"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"top_p":0})", "top_p"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"top_p":1.5})", "top_p"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"top_k":-2})", "top_k"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"top_k":1.5})", "top_k"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"min_p":2})", "min_p"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"presence_penalty":3})", "presence_penalty"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"frequency_penalty":-3})",
+       "frequency_penalty"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"repetition_penalty":0})",
+       "repetition_penalty"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"seed":"x"})", "seed"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"n":5})", "n"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"n":0})", "n"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":0})", "max_tokens"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":"10"})", "max_tokens"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"max_completion_tokens":-1})",
+       "max_completion_tokens"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"min_tokens":4})",
+       "min_tokens"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"stop":5})", "stop"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"stop":[""]})", "stop"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"stop":["a",1]})", "stop"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"stop_token_ids":[100]})", "stop_token_ids"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"ignore_eos":"yes"})", "ignore_eos"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"logprobs":1})", "logprobs"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"top_logprobs":2})", "top_logprobs"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21})",
+       "top_logprobs"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"logit_bias":{"x":1}})", "logit_bias"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"logit_bias":{"5":101}})", "logit_bias"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"logit_bias":{"500":1}})", "logit_bias"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"stream":"true"})", "stream"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}})",
+       "stream_options"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]})", "tools"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"user":7})", "user"},
+      {R"({})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":""})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":[]})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":5})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":["a",1]})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":[1,100]})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":[1,-1]})", "prompt", Endpoint::kCompletion},
+      {R"({"prompt":[[1],[]]})", "prompt[1]", Endpoint::kCompletion},
+      {R"({"prompt":"x","logprobs":true})", "logprobs", Endpoint::kCompletion},
+      {R"({"prompt":"x","logprobs":30})", "logprobs", Endpoint::kCompletion},
+      {R"({"prompt":"x","echo":true})", "echo", Endpoint::kCompletion},
+      {R"({"prompt":"x","suffix":"y"})", "suffix", Endpoint::kCompletion},
+  };
+  for (const auto& c : cases) {
+    ApiError e = bad(c.body, c.endpoint);
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_EQ(e.type, "invalid_request_error") << c.body;
+    EXPECT_EQ(e.param, c.param) << c.body << " -> " << e.message;
+    EXPECT_FALSE(e.message.empty()) << c.body;
+    if (*c.param) {
+      EXPECT_NE(e.message.find(c.param), std::string::npos) << e.message;
+    }
+  }
+}
+
+TEST(OpenAiRequest, MalformedJsonSaysWhere) {
+  ApiError e = bad(R"({"messages": [)");
+  EXPECT_NE(e.message.find("not valid JSON"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("column"), std::string::npos) << e.message;
+}
+
+TEST(OpenAiRequest, RangeMessageSaysTheLimit) {
+  ApiError e = bad(chat(R"("n":9)"));
+  EXPECT_NE(e.message.find("between 1 and 4"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("9"), std::string::npos) << e.message;
+}
+
+TEST(OpenAiRequest, DeepNestingIsAnErrorNotACrash) {
+  std::string deep(100000, '[');
+  ApiError e = bad(deep);
+  EXPECT_EQ(e.status, 400);
+  std::string closed = std::string(20000, '[') + std::string(20000, ']');
+  EXPECT_EQ(bad(closed).status, 400);  // valid JSON, but not an object
+}
+
+TEST(FitToContext, ExplicitMaxTokensOverTheContextNamesBothNumbers) {
+  SamplingParams p;
+  p.max_tokens = 100;
+  auto e = fit_to_context(Endpoint::kChat, 950, 1000, true, &p);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(e->code, "context_length_exceeded");
+  EXPECT_EQ(e->param, "max_tokens");
+  EXPECT_NE(e->message.find("1000"), std::string::npos) << e->message;
+  EXPECT_NE(e->message.find("950"), std::string::npos) << e->message;
+  EXPECT_NE(e->message.find("100"), std::string::npos) << e->message;
+}
+
+TEST(FitToContext, DefaultMaxTokensIsCutToWhatIsLeft) {
+  SamplingParams p;
+  p.max_tokens = std::numeric_limits<int32_t>::max();
+  EXPECT_FALSE(fit_to_context(Endpoint::kChat, 900, 1000, false, &p).has_value());
+  EXPECT_EQ(p.max_tokens, 100);
+  p.max_tokens = 16;
+  EXPECT_FALSE(fit_to_context(Endpoint::kCompletion, 10, 1000, false, &p).has_value());
+  EXPECT_EQ(p.max_tokens, 16);
+  EXPECT_FALSE(fit_to_context(Endpoint::kChat, 984, 1000, true, &p).has_value());  // exactly fits
+  EXPECT_EQ(p.max_tokens, 16);
+}
+
+TEST(FitToContext, PromptThatFillsTheContextIsAnError) {
+  SamplingParams p;
+  auto e = fit_to_context(Endpoint::kCompletion, 1000, 1000, false, &p);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->param, "prompt");
+  EXPECT_NE(e->message.find("1000"), std::string::npos);
+}
+
+TEST(FitToContext, MinTokensBeyondTheRoomLeftIsAnError) {
+  SamplingParams p;
+  p.max_tokens = std::numeric_limits<int32_t>::max();
+  p.min_tokens = 50;
+  auto e = fit_to_context(Endpoint::kChat, 980, 1000, false, &p);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->param, "min_tokens");
+}
+
+TEST(TokenizeRequest, PromptOrMessages) {
+  auto a = parse_tokenize_request(R"({"prompt":"hi"})");
+  ASSERT_TRUE(std::holds_alternative<TokenizeRequest>(a));
+  EXPECT_EQ(std::get<TokenizeRequest>(a).prompt, "hi");
+  auto b = parse_tokenize_request(R"({"messages":[{"role":"user","content":"x"}],
+                                      "add_generation_prompt":false})");
+  ASSERT_TRUE(std::holds_alternative<TokenizeRequest>(b));
+  EXPECT_TRUE(std::get<TokenizeRequest>(b).is_chat);
+  EXPECT_FALSE(std::get<TokenizeRequest>(b).add_generation_prompt);
+  EXPECT_TRUE(std::holds_alternative<ApiError>(parse_tokenize_request(R"({})")));
+  EXPECT_TRUE(std::holds_alternative<ApiError>(parse_tokenize_request(R"({"prompt":3})")));
+}
+
+TEST(DetokenizeRequest, TokensInTheVocabulary) {
+  auto a = parse_detokenize_request(R"({"tokens":[1,2]})", 10);
+  ASSERT_TRUE(std::holds_alternative<DetokenizeRequest>(a));
+  EXPECT_EQ(std::get<DetokenizeRequest>(a).tokens, (std::vector<int32_t>{1, 2}));
+  auto b = parse_detokenize_request(R"({"tokens":[10]})", 10);
+  ASSERT_TRUE(std::holds_alternative<ApiError>(b));
+  EXPECT_EQ(std::get<ApiError>(b).param, "tokens");
+  EXPECT_TRUE(std::holds_alternative<ApiError>(parse_detokenize_request(R"({"tokens":"1"})", 10)));
+}
+
+}  // namespace
+}  // namespace ps

@@ -1,0 +1,140 @@
+# Shared by tests/e2e/server_*.sh: a cached tiny model, starting the real `pagedserve serve` on a
+# free loopback port, checks that count, and cleanup that always kills what we started.
+# Usage (from a test script): source "$(dirname "$0")/lib/server.bash" "$@"
+set -euo pipefail
+
+BIN=$(realpath "${1:?usage: $0 PAGEDSERVE_BINARY BUILD_DIR}")
+BUILD=$(realpath "${2:?usage: $0 PAGEDSERVE_BINARY BUILD_DIR}")
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pagedserve-e2e.XXXXXX")
+PASSED=0
+FAILED=0
+SERVER_PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${SERVER_PIDS[@]:-}"; do
+    [[ -n "$pid" ]] && kill -KILL "$pid" 2>/dev/null || true
+  done
+  # Children we put in the background (curl, node) die with the test, never outlive it.
+  local jobs_left
+  jobs_left=$(jobs -p || true)
+  [[ -n "$jobs_left" ]] && kill -KILL $jobs_left 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass() {
+  PASSED=$((PASSED + 1))
+  echo "ok   - $*"
+}
+
+fail() {
+  FAILED=$((FAILED + 1))
+  echo "FAIL - $*"
+}
+
+check() {  # check "name" test-args...   (runs `test` on the rest)
+  local name=$1
+  shift
+  if test "$@"; then pass "$name"; else fail "$name (test $*)"; fi
+}
+
+# The last line ctest shows; non-zero exit when anything failed.
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  if ((FAILED > 0)); then
+    for log in "$WORK"/server-*.log; do
+      [[ -f "$log" ]] || continue
+      echo "--- tail of $log"
+      tail -n 30 "$log"
+    done
+    exit 1
+  fi
+  exit 0
+}
+
+# The tiny model, made once per build dir and remade when the binary is newer than it. A lock
+# keeps parallel tests (ctest -j) from writing it at the same time.
+tiny_model() {
+  local dir="$BUILD/e2e-tiny-model"
+  (
+    flock -w 300 9
+    if [[ ! -f "$dir/config.json" || "$BIN" -nt "$dir/config.json" ]]; then
+      rm -rf "$dir.tmp"
+      "$BIN" make-tiny-model "$dir.tmp" >"$WORK/make-tiny-model.log" 2>&1 || {
+        cat "$WORK/make-tiny-model.log"
+        exit 1
+      }
+      rm -rf "$dir"
+      mv "$dir.tmp" "$dir"
+    fi
+  ) 9>"$BUILD/e2e-tiny-model.lock"
+  echo "$dir"
+}
+
+# start_server NAME [serve flags...]: sets URL and SERVER_PID. Port 0: the server picks a free
+# port and prints it; waits (bounded) for /health 200.
+start_server() {
+  local name=$1
+  shift
+  local log="$WORK/server-$name.log"
+  "$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
+  URL=""
+  local i
+  for i in $(seq 1 600); do
+    URL=$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\)$/\1/p' "$log" | head -n 1)
+    [[ -n "$URL" ]] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ -z "$URL" ]]; then
+    echo "server $name did not start:"
+    cat "$log"
+    return 1
+  fi
+  for i in $(seq 1 1200); do
+    if [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$URL/health") == 200 ]]; then
+      return 0
+    fi
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "server $name never became healthy:"
+  cat "$log"
+  return 1
+}
+
+# stop_server PID SIGNAL TIMEOUT_S: sends the signal, waits (bounded); sets STOP_RC to the exit
+# status, or "timeout" (the process is then killed). Not in $(...): only this shell can wait.
+stop_server() {
+  local pid=$1 sig=$2 timeout=$3 i
+  kill -"$sig" "$pid" 2>/dev/null || true
+  STOP_RC=timeout
+  for i in $(seq 1 $((timeout * 10))); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      STOP_RC=0
+      wait "$pid" || STOP_RC=$?
+      return 0
+    fi
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# metric NAME: the value of one Prometheus sample (name including labels) from /metrics.
+metric() {
+  curl -s --max-time 5 "$URL/metrics" | awk -v n="$1" '$1 == n { print $2; exit }'
+}
+
+# Node scripts need tests/js/node_modules (the test setup runs `npm ci --prefix tests/js`).
+need_node_modules() {
+  if [[ ! -d "$ROOT/tests/js/node_modules/openai" ]]; then
+    fail "tests/js/node_modules/openai is missing: run 'npm ci --prefix tests/js'"
+    finish
+  fi
+}
+
+MODEL=$(tiny_model)
