@@ -9,5 +9,9 @@ int serve_command(int argc, char** argv);            // pagedserve serve --model
 int bench_command(int argc, char** argv);            // pagedserve bench offline ...
 int train_tiny_command(int argc, char** argv);       // pagedserve train-tiny --data F --out DIR
 int eval_command(int argc, char** argv);             // pagedserve eval --model DIR --data F
+int chat_command(int argc, char** argv);             // pagedserve chat --model DIR | --url URL
+int convert_command(int argc, char** argv);          // pagedserve convert --from X.pth --to DIR
+int merge_lora_command(int argc, char** argv);       // pagedserve merge-lora --base DIR ...
+int export_command(int argc, char** argv);           // pagedserve export --model DIR --to X.pth
 
 }  // namespace ps
