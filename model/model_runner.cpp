@@ -1,0 +1,292 @@
+#include "model/model_runner.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "model/model_weights.h"
+#include "model/paged_attention.h"
+#include "model/runner_ops.h"
+#include "model/runner_plan_check.h"
+#include "model/small_m_linear.h"
+
+namespace ps {
+namespace {
+
+// Contiguous fp32 [rows, cols] (a fresh copy only when the checkpoint tensor is not already so).
+at::Tensor dense_f32(const at::Tensor& t, const char* name) {
+  if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
+  return t.to(at::kFloat).contiguous();
+}
+
+const float* ptr(const at::Tensor& t) {
+  return t.defined() ? t.data_ptr<float>() : nullptr;
+}
+
+// Weights re-laid out once so a step issues one product per projection: q, k and v share the
+// normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
+struct PackedLayer {
+  at::Tensor input_norm, qkv, qkv_bias, q_norm, k_norm, o_proj, post_norm, gate_up, down;
+};
+
+PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c) {
+  PackedLayer p;
+  p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
+  p.qkv = at::cat({dense_f32(l.q_proj, "q_proj"), dense_f32(l.k_proj, "k_proj"),
+                   dense_f32(l.v_proj, "v_proj")},
+                  0)
+              .contiguous();
+  if (c.attention_bias) {
+    p.qkv_bias = at::cat({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
+                          dense_f32(l.v_bias, "v_bias")})
+                     .contiguous();
+  }
+  if (c.qk_norm) {
+    p.q_norm = dense_f32(l.q_norm, "q_norm");
+    p.k_norm = dense_f32(l.k_norm, "k_norm");
+  }
+  p.o_proj = dense_f32(l.o_proj, "o_proj");
+  p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
+  p.gate_up = at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
+                  .contiguous();
+  p.down = dense_f32(l.down_proj, "down_proj");
+  const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
+  const bool ok = p.qkv.sizes() == at::IntArrayRef{q + 2 * kv, h} &&
+                  p.o_proj.sizes() == at::IntArrayRef{h, q} &&
+                  p.gate_up.sizes() == at::IntArrayRef{2 * i, h} &&
+                  p.down.sizes() == at::IntArrayRef{h, i} && p.input_norm.numel() == h &&
+                  p.post_norm.numel() == h;
+  if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
+  return p;
+}
+
+// y[m, n] (= or +=) x[m, k] · wᵀ (+ bias), w a packed [n, k] weight.
+void project(const float* x, int64_t m, const at::Tensor& w, const at::Tensor& bias, float* y,
+             bool accumulate = false) {
+  LinearArgs a;
+  a.x = x;
+  a.w = ptr(w);
+  a.bias = ptr(bias);
+  a.y = y;
+  a.m = m;
+  a.n = w.size(0);
+  a.k = w.size(1);
+  a.accumulate = accumulate;
+  linear(a);
+}
+
+// Grow-only scratch: a step reuses the previous step's memory (fresh multi-megabyte buffers
+// per step would be page-faulted and zeroed by the kernel every time).
+struct Buffer {
+  std::vector<float> v;
+  float* get(int64_t n) {
+    if (int64_t(v.size()) < n) v.resize(size_t(n));
+    return v.data();
+  }
+};
+
+void set_threads_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // All intra-op parallelism (OpenBLAS and our kernels) shares one OpenMP pool sized to the
+    // machine; nothing else in the engine spawns compute threads. OMP_NUM_THREADS, when set,
+    // wins (benchmarks pin it; a shared machine may want fewer).
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (!kernels_parallel() && cores > 1) {
+      std::fprintf(stderr,
+                   "pagedserve: model kernels were built without -fopenmp and run on one core "
+                   "(link pagedserve_model to OpenMP::OpenMP_CXX)\n");
+    }
+    if (std::getenv("OMP_NUM_THREADS") != nullptr) return;
+    at::set_num_threads(static_cast<int>(cores));
+  });
+}
+
+}  // namespace
+
+struct ModelRunner::Impl {
+  std::shared_ptr<const ModelWeights> weights;
+  ModelConfig c;
+  KvCacheSpec spec;
+  at::Tensor embed, final_norm, lm_head;
+  std::vector<PackedLayer> layers;
+  std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
+  at::Tensor inv_freq;                       // [head_dim / 2], as HF computes it
+  Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
+  std::vector<int32_t> sample_rows;
+
+  void rope_tables(const StepPlan& plan) {
+    const int64_t T = plan.num_tokens(), half = c.head_dim / 2;
+    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq.
+    const at::Tensor pos =
+        at::from_blob(const_cast<int32_t*>(plan.positions.data()), {T}, at::kInt).to(at::kFloat);
+    const at::Tensor angles = at::outer(pos, inv_freq);
+    at::Tensor cos_t = at::from_blob(cos.get(T * half), {T, half});
+    at::Tensor sin_t = at::from_blob(sin.get(T * half), {T, half});
+    at::cos_out(cos_t, angles);
+    at::sin_out(sin_t, angles);
+  }
+
+  void forward(const StepPlan& plan, std::vector<float>* logits);
+};
+
+void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits) {
+  const int64_t T = plan.num_tokens();
+  const int64_t R = int64_t(plan.sample_indices.size());
+  const int64_t H = c.hidden_size, Q = c.q_size(), KV = c.kv_size(), I = c.intermediate_size;
+  const int64_t QKV = Q + 2 * KV;
+  logits->resize(size_t(R * c.vocab_size));
+  if (T == 0) return;
+
+  float* xs = x.get(T * H);
+  const float* emb = ptr(embed);
+  for (int64_t t = 0; t < T; ++t) {
+    std::memcpy(xs + t * H, emb + int64_t{plan.token_ids[t]} * H, sizeof(float) * H);
+  }
+  rope_tables(plan);
+  sample_rows.resize(size_t(R));
+  for (int64_t r = 0; r < R; ++r) sample_rows[r] = plan.query_start[plan.sample_indices[r] + 1] - 1;
+
+  PagedAttentionArgs pa;
+  pa.q_row_stride = QKV;
+  pa.block_tables = plan.block_tables.data();
+  pa.max_blocks_per_seq = plan.max_blocks_per_seq;
+  pa.query_start = plan.query_start.data();
+  pa.context_len = plan.context_len.data();
+  pa.num_seqs = plan.num_seqs();
+  pa.num_heads = c.num_attention_heads;
+  pa.num_kv_heads = c.num_key_value_heads;
+  pa.head_dim = c.head_dim;
+  pa.block_size = spec.block_size;
+  pa.scale = 1.0f / std::sqrt(float(c.head_dim));
+  pa.out_row_stride = Q;
+
+  const int64_t L = int64_t(layers.size());
+  for (int64_t l = 0; l < L; ++l) {
+    const PackedLayer& w = layers[l];
+    float* hs = h.get(T * H);
+    float* qkvs = qkv.get(T * QKV);
+    rms_norm_rows(xs, H, nullptr, T, H, ptr(w.input_norm), c.rms_norm_eps, hs, H);
+    project(hs, T, w.qkv, w.qkv_bias, qkvs);
+    QkRopeArgs qr;
+    qr.qkv = qkvs;
+    qr.ld = QKV;
+    qr.rows = T;
+    qr.num_heads = c.num_attention_heads;
+    qr.num_kv_heads = c.num_key_value_heads;
+    qr.head_dim = c.head_dim;
+    qr.q_norm = ptr(w.q_norm);
+    qr.k_norm = ptr(w.k_norm);
+    qr.eps = c.rms_norm_eps;
+    qr.cos = cos.v.data();
+    qr.sin = sin.v.data();
+    qk_norm_rope(qr);
+    float* kc = k_cache[l].data_ptr<float>();
+    float* vc = v_cache[l].data_ptr<float>();
+    write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T), int32_t(KV),
+                   kc, vc);
+    const bool last = l == L - 1;
+    // The last layer's output is only read at the sampled rows: past its K/V write, it runs on
+    // those R rows alone (and not at all on a step that samples nothing).
+    if (last && R == 0) break;
+    pa.q = qkvs;
+    pa.k_cache = kc;
+    pa.v_cache = vc;
+    pa.out = attn.get(T * Q);
+    paged_attention(pa);
+    int64_t M = T;
+    float* attn_rows = pa.out;
+    if (last && R < T) {
+      float* sx = sel_x.get(R * H);
+      attn_rows = sel_attn.get(R * Q);
+      for (int64_t r = 0; r < R; ++r) {
+        std::memcpy(sx + r * H, xs + int64_t{sample_rows[r]} * H, sizeof(float) * H);
+        std::memcpy(attn_rows + r * Q, pa.out + int64_t{sample_rows[r]} * Q, sizeof(float) * Q);
+      }
+      xs = sx;
+      M = R;
+    }
+    project(attn_rows, M, w.o_proj, {}, xs, /*accumulate=*/true);  // residual add fused
+    rms_norm_rows(xs, H, nullptr, M, H, ptr(w.post_norm), c.rms_norm_eps, hs, H);
+    float* gus = gu.get(M * 2 * I);
+    project(hs, M, w.gate_up, {}, gus);
+    float* acts = act.get(M * I);
+    silu_mul_rows(gus, M, I, acts);
+    project(acts, M, w.down, {}, xs, /*accumulate=*/true);
+  }
+  if (R == 0) return;
+  // After the loop xs holds exactly the R sampled rows in order (the last layer compacted
+  // them) unless every row samples, in which case row r is sample_rows[r].
+  float* hs = h.get(R * H);
+  const bool compacted = R < T;
+  rms_norm_rows(xs, H, compacted ? nullptr : sample_rows.data(), R, H, ptr(final_norm),
+                c.rms_norm_eps, hs, H);
+  project(hs, R, lm_head, {}, logits->data());
+}
+
+ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec)
+    : impl_(std::make_unique<Impl>()) {
+  if (!weights) throw std::invalid_argument("ModelRunner: no weights");
+  if (spec.num_blocks <= 0 || spec.block_size <= 0) {
+    throw std::invalid_argument("ModelRunner: KV cache needs num_blocks > 0 and block_size > 0");
+  }
+  set_threads_once();
+  Impl& m = *impl_;
+  m.weights = std::move(weights);
+  m.c = m.weights->config;
+  m.spec = spec;
+  const ModelConfig& c = m.c;
+  if (c.head_dim % 2 != 0 || c.num_attention_heads % c.num_key_value_heads != 0 ||
+      int64_t(m.weights->layers.size()) != c.num_hidden_layers) {
+    throw std::invalid_argument("ModelRunner: config and weights disagree");
+  }
+  m.embed = dense_f32(m.weights->embed_tokens, "embed_tokens");
+  m.final_norm = dense_f32(m.weights->norm, "norm");
+  m.lm_head = m.weights->lm_head.defined() ? dense_f32(m.weights->lm_head, "lm_head") : m.embed;
+  if (m.embed.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size} ||
+      m.lm_head.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size}) {
+    throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
+  }
+  for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c));
+  const at::Tensor exponent =
+      at::arange(0, c.head_dim, 2, at::kLong).to(at::kFloat) / int64_t{c.head_dim};
+  m.inv_freq = at::reciprocal(at::pow(double(c.rope_theta), exponent)).contiguous();
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    // Zeroed, so the pages are committed here rather than on the first steps that touch them.
+    m.k_cache.push_back(
+        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}));
+    m.v_cache.push_back(
+        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}));
+  }
+}
+
+ModelRunner::~ModelRunner() = default;
+
+void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
+  if (logits == nullptr) throw std::invalid_argument("ModelRunner::forward: logits is null");
+  if (plan.empty() && plan.token_ids.empty()) {  // nothing scheduled (query_start may be empty)
+    logits->clear();
+    return;
+  }
+  check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size);
+  impl_->forward(plan, logits);
+}
+
+const ModelConfig& ModelRunner::config() const {
+  return impl_->c;
+}
+
+int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size) {
+  return 2 * int64_t{c.num_hidden_layers} * block_size * c.kv_size() * int64_t(sizeof(float));
+}
+
+}  // namespace ps

@@ -1,0 +1,272 @@
+#include "model/paged_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/runner_simd.h"
+
+namespace ps {
+namespace {
+
+// Query rows of one sequence per work item. A prefill chunk is split so that both cores get
+// work even for a single long prompt; within an item every (row, q head) pair reuses each K/V
+// block while it is in L1.
+constexpr int32_t kRowsPerItem = 16;
+
+struct WorkItem {
+  int32_t seq, kv_head, row_begin, row_end;
+  int64_t cost;  // attended (query vector, cache position) pairs: what the item's time tracks
+};
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// kD > 0: head_dim known at compile time, so the loops unroll fully.
+template <int kD>
+PS_INLINE float dot(const float* q, const float* k, int32_t d_rt) {
+  const int32_t D = kD > 0 ? kD : d_rt;
+  F32x8 a0{}, a1{};
+  int32_t d = 0;
+  for (; d + 16 <= D; d += 16) {
+    a0 += load8(q + d) * load8(k + d);
+    a1 += load8(q + d + 8) * load8(k + d + 8);
+  }
+  for (; d + 8 <= D; d += 8) a0 += load8(q + d) * load8(k + d);
+  float s = hsum8(a0 + a1);
+  for (; d < D; ++d) s += q[d] * k[d];
+  return s;
+}
+
+// p[t] = scale * q·k_t for t < n. With head_dim a compile-time multiple of 16, q is held in
+// registers and four tokens run side by side: a single token's dot is a chain of dependent
+// FMAs, latency-bound at a quarter of the core's FMA rate.
+template <int kD>
+PS_INLINE void scores(const float* q, const float* kb, int64_t tok_stride, int32_t n, int32_t d_rt,
+                      float scale, float* p) {
+  int32_t t = 0;
+  if constexpr (kD > 0 && kD % 16 == 0) {
+    constexpr int V = kD / 8;
+    F32x8 qv[V];
+#pragma GCC unroll 16
+    for (int i = 0; i < V; ++i) qv[i] = load8(q + 8 * i);
+    for (; t + 4 <= n; t += 4) {
+      F32x8 acc[4][2] = {};
+      const float* k = kb + t * tok_stride;
+#pragma GCC unroll 16
+      for (int i = 0; i < V; ++i) {
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) acc[u][i % 2] += qv[i] * load8(k + u * tok_stride + 8 * i);
+      }
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) p[t + u] = hsum8(acc[u][0] + acc[u][1]) * scale;
+    }
+  }
+  for (; t < n; ++t) p[t] = dot<kD>(q, kb + t * tok_stride, d_rt) * scale;
+}
+
+// One query vector against tokens [0, n) of one cache block: the online-softmax update of
+// (running max m, running sum l, unnormalized output acc).
+template <int kD>
+PS_INLINE void attend_block(const float* q, const float* kb, const float* vb, int64_t tok_stride,
+                            int32_t n, int32_t d_rt, float scale, float* p, float& m, float& l,
+                            float* acc) {
+  const int32_t D = kD > 0 ? kD : d_rt;
+  scores<kD>(q, kb, tok_stride, n, D, scale, p);
+  float block_max = kNegInf;
+  for (int32_t t = 0; t < n; ++t) block_max = std::max(block_max, p[t]);
+  if (block_max > m) {
+    // The earlier blocks' terms were scaled by e^-m; move them to the new max. exp(-inf) = 0
+    // covers the first block, whose acc and l are still zero.
+    const float c = std::exp(m - block_max);
+    l *= c;
+    const F32x8 cv = splat8(c);
+    int32_t d = 0;
+    for (; d + 8 <= D; d += 8) store8(acc + d, load8(acc + d) * cv);
+    for (; d < D; ++d) acc[d] *= c;
+    m = block_max;
+  }
+  const int32_t n8 = (n + 7) / 8 * 8;
+  for (int32_t t = n; t < n8; ++t) p[t] = kNegInf;
+  const F32x8 mv = splat8(m);
+  F32x8 sum{};
+  for (int32_t t = 0; t < n8; t += 8) {
+    F32x8 e = exp8(load8(p + t) - mv);
+    store8(p + t, e);
+    sum += e;
+  }
+  // Lanes past n hold exp8's floor (~1e-38), not 0: subtract them instead of masking.
+  float lsum = hsum8(sum);
+  for (int32_t t = n; t < n8; ++t) lsum -= p[t];
+  l += lsum;
+  // acc += Σ p[t] v[t]. With head_dim known, all of acc stays in registers across the block's
+  // tokens: head_dim / 8 independent FMA chains, one broadcast of p[t] per token.
+  if constexpr (kD > 0 && kD % 8 == 0) {
+    constexpr int V = kD / 8;
+    F32x8 a[V];
+#pragma GCC unroll 16
+    for (int i = 0; i < V; ++i) a[i] = load8(acc + 8 * i);
+    for (int32_t t = 0; t < n; ++t) {
+      const F32x8 pt = splat8(p[t]);
+      const float* v = vb + t * tok_stride;
+#pragma GCC unroll 16
+      for (int i = 0; i < V; ++i) a[i] += pt * load8(v + 8 * i);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < V; ++i) store8(acc + 8 * i, a[i]);
+    return;
+  }
+  int32_t d = 0;
+  for (; d + 8 <= D; d += 8) {
+    F32x8 a = load8(acc + d);
+    for (int32_t t = 0; t < n; ++t) a += splat8(p[t]) * load8(vb + t * tok_stride + d);
+    store8(acc + d, a);
+  }
+  for (; d < D; ++d) {
+    float a = acc[d];
+    for (int32_t t = 0; t < n; ++t) a += p[t] * vb[t * tok_stride + d];
+    acc[d] = a;
+  }
+}
+
+struct Scratch {
+  std::vector<float> acc, m, l, p;
+};
+
+template <int kD>
+PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+  const int32_t D = kD > 0 ? kD : a.head_dim;
+  const int32_t G = a.num_heads / a.num_kv_heads;
+  const int32_t BS = a.block_size;
+  const int32_t q0 = a.query_start[w.seq];
+  const int32_t qlen = a.query_start[w.seq + 1] - q0;
+  const int32_t first_pos = a.context_len[w.seq] - qlen;  // position of the sequence's row 0
+  const int32_t kv_end = first_pos + w.row_end;           // the item's last row attends [0, kv_end)
+  const int32_t nq = (w.row_end - w.row_begin) * G;
+  const int64_t tok_stride = int64_t{a.num_kv_heads} * D;
+  std::fill_n(sc.acc.data(), int64_t{nq} * D, 0.f);
+  std::fill_n(sc.m.data(), nq, kNegInf);
+  std::fill_n(sc.l.data(), nq, 0.f);
+  const int32_t* table = a.block_tables + int64_t{w.seq} * a.max_blocks_per_seq;
+  for (int32_t b = 0; b * BS < kv_end; ++b) {
+    const int32_t t0 = b * BS;
+    const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + w.kv_head) * D;
+    const float* kb = a.k_cache + base;
+    const float* vb = a.v_cache + base;
+    for (int32_t r = w.row_begin; r < w.row_end; ++r) {
+      const int32_t n = std::min(BS, first_pos + r + 1 - t0);  // causal limit inside the block
+      if (n <= 0) continue;
+      const float* qrow = a.q + (q0 + r) * a.q_row_stride + int64_t{w.kv_head} * G * D;
+      for (int32_t h = 0; h < G; ++h) {
+        const int32_t j = (r - w.row_begin) * G + h;
+        attend_block<kD>(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(), sc.m[j],
+                         sc.l[j], sc.acc.data() + int64_t{j} * D);
+      }
+    }
+  }
+  for (int32_t r = w.row_begin; r < w.row_end; ++r) {
+    float* orow = a.out + (q0 + r) * a.out_row_stride + int64_t{w.kv_head} * G * D;
+    for (int32_t h = 0; h < G; ++h) {
+      const int32_t j = (r - w.row_begin) * G + h;
+      const float inv = 1.0f / sc.l[j];  // l >= 1: the max term contributes e^0
+      const float* acc = sc.acc.data() + int64_t{j} * D;
+      for (int32_t d = 0; d < D; ++d) orow[h * D + d] = acc[d] * inv;
+    }
+  }
+}
+
+PS_SIMD_CLONES void run_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+  switch (a.head_dim) {
+    case 64:
+      attend_item<64>(a, w, sc);
+      break;
+    case 128:
+      attend_item<128>(a, w, sc);
+      break;
+    default:
+      attend_item<0>(a, w, sc);
+      break;
+  }
+}
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("paged_attention: ") + what);
+}
+
+std::vector<WorkItem> plan_items(const PagedAttentionArgs& a) {
+  std::vector<WorkItem> items;
+  const int64_t group = a.num_heads / a.num_kv_heads;
+  for (int32_t s = 0; s < a.num_seqs; ++s) {
+    const int32_t qlen = a.query_start[s + 1] - a.query_start[s];
+    check(qlen >= 0, "query_start must not decrease");
+    check(a.context_len[s] >= qlen, "context_len must cover the sequence's new tokens");
+    check((a.context_len[s] + a.block_size - 1) / a.block_size <= a.max_blocks_per_seq,
+          "context_len exceeds the block table");
+    const int32_t first_pos = a.context_len[s] - qlen;
+    for (int32_t r0 = 0; r0 < qlen; r0 += kRowsPerItem) {
+      const int32_t r1 = std::min(qlen, r0 + kRowsPerItem);
+      const int64_t cost = group * (r1 - r0) * (first_pos + (r0 + r1) / 2 + 1);
+      for (int32_t g = 0; g < a.num_kv_heads; ++g) items.push_back({s, g, r0, r1, cost});
+    }
+  }
+  // Largest first, handed out dynamically: one long prefill chunk and many decodes balance.
+  std::sort(items.begin(), items.end(),
+            [](const WorkItem& x, const WorkItem& y) { return x.cost > y.cost; });
+  return items;
+}
+
+}  // namespace
+
+void paged_attention(const PagedAttentionArgs& a) {
+  check(a.num_seqs >= 0 && a.num_heads > 0 && a.num_kv_heads > 0 && a.head_dim > 0 &&
+            a.block_size > 0,
+        "sizes must be positive");
+  check(a.num_heads % a.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
+  check(a.q_row_stride >= int64_t{a.num_heads} * a.head_dim &&
+            a.out_row_stride >= int64_t{a.num_heads} * a.head_dim,
+        "row strides must cover num_heads * head_dim");
+  if (a.num_seqs == 0) return;
+  check(a.q && a.k_cache && a.v_cache && a.block_tables && a.query_start && a.context_len && a.out,
+        "null pointer");
+  const std::vector<WorkItem> items = plan_items(a);
+  if (items.empty()) return;
+
+  const int64_t nq_max = kRowsPerItem * int64_t{a.num_heads / a.num_kv_heads};
+  std::atomic<size_t> next{0};
+  auto worker = [&](int64_t, int64_t) {
+    thread_local Scratch sc;
+    sc.acc.resize(nq_max * a.head_dim);
+    sc.m.resize(nq_max);
+    sc.l.resize(nq_max);
+    sc.p.resize((a.block_size + 7) / 8 * 8);
+    for (size_t i = next++; i < items.size(); i = next++) run_item(a, items[i], sc);
+  };
+  int64_t total = 0;
+  for (const WorkItem& w : items) total += w.cost;
+  // Waking the other threads costs a few microseconds: worth it above ~16k attended pairs.
+  const int64_t threads = std::min<int64_t>(at::get_num_threads(), int64_t(items.size()));
+  if (threads <= 1 || total * a.head_dim < (int64_t{1} << 20)) {
+    worker(0, 1);
+  } else {
+    at::parallel_for(0, threads, 1, worker);
+  }
+}
+
+void write_kv_cache(const float* k, const float* v, int64_t row_stride, const int32_t* slot_mapping,
+                    int32_t num_tokens, int32_t kv_width, float* k_cache, float* v_cache) {
+  const size_t bytes = sizeof(float) * size_t(kv_width);
+  for (int32_t t = 0; t < num_tokens; ++t) {
+    const int64_t slot = slot_mapping[t];
+    if (slot < 0) continue;
+    std::memcpy(k_cache + slot * kv_width, k + t * row_stride, bytes);
+    std::memcpy(v_cache + slot * kv_width, v + t * row_stride, bytes);
+  }
+}
+
+}  // namespace ps

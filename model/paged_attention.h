@@ -1,0 +1,48 @@
+#pragma once
+// Causal attention of a packed batch's new tokens over the paged KV cache (DESIGN.md §3, §7).
+// Raw pointers, no torch: the CPU kernel of the step, and what a CUDA kernel must match.
+//
+// Cache layout, per layer: K and V each [num_blocks, block_size, num_kv_heads, head_dim] fp32.
+// Token position p of sequence s lives in block block_tables[s][p / block_size] at offset
+// p % block_size.
+#include <cstdint>
+
+namespace ps {
+
+struct PagedAttentionArgs {
+  // [T, num_heads, head_dim] query rows, q_row_stride floats apart (the fused qkv projection's
+  // output can be passed in place: its q part is the first num_heads * head_dim floats of a row).
+  const float* q = nullptr;
+  int64_t q_row_stride = 0;
+  const float* k_cache = nullptr;
+  const float* v_cache = nullptr;
+  // [num_seqs, max_blocks_per_seq]; only the entries that cover context_len are read.
+  const int32_t* block_tables = nullptr;
+  int32_t max_blocks_per_seq = 0;
+  // [num_seqs + 1]: sequence s owns packed rows [query_start[s], query_start[s + 1]).
+  const int32_t* query_start = nullptr;
+  // [num_seqs]: cache length of s including this step's tokens. Query row i of s sits at
+  // position context_len[s] - query_len + i and attends to cache positions [0, that position].
+  const int32_t* context_len = nullptr;
+  int32_t num_seqs = 0;
+  int32_t num_heads = 0;
+  int32_t num_kv_heads = 0;  // divides num_heads (GQA: num_heads / num_kv_heads q heads share one)
+  int32_t head_dim = 0;
+  int32_t block_size = 0;
+  float scale = 1.0f;  // usually 1 / sqrt(head_dim)
+  // [T, num_heads, head_dim], out_row_stride floats apart.
+  float* out = nullptr;
+  int64_t out_row_stride = 0;
+};
+
+// Parallel over (sequence, kv head, chunk of query rows); online softmax over cache blocks.
+// Throws std::invalid_argument on inconsistent shapes (not on bad block ids: the caller's
+// plan is trusted there, the model runner validates it).
+void paged_attention(const PagedAttentionArgs& args);
+
+// Copies each packed row's K and V (num_kv_heads * head_dim floats each) to cache slot
+// slot_mapping[t] = block * block_size + offset. A slot of -1 is skipped (padding).
+void write_kv_cache(const float* k, const float* v, int64_t row_stride, const int32_t* slot_mapping,
+                    int32_t num_tokens, int32_t kv_width, float* k_cache, float* v_cache);
+
+}  // namespace ps

@@ -1,0 +1,40 @@
+#pragma once
+// The element-wise steps of the packed forward, fused into single passes over raw rows so that a
+// step costs one memory sweep each instead of one torch op (and temporary) per arithmetic step.
+// Each is parallel over rows; none allocates.
+#include <cstdint>
+
+namespace ps {
+
+// Whether the model's kernels were compiled with OpenMP. ATen's parallel_for is a header template
+// that runs serially unless the including file is compiled with -fopenmp, so without it every
+// hand-written kernel here uses one core (OpenBLAS still uses all of them).
+bool kernels_parallel();
+
+// y[r] = x[r] * rsqrt(mean(x[r]^2) + eps) * w for `rows` rows of `width`, HF's RMSNorm in fp32.
+// x and y may be the same rows. Row r of x is x + rows_x[r] * ldx when rows_x is given (a
+// gather of selected rows), else x + r * ldx.
+void rms_norm_rows(const float* x, int64_t ldx, const int32_t* rows_x, int64_t rows, int64_t width,
+                   const float* w, float eps, float* y, int64_t ldy);
+
+// In place on the fused qkv rows: optional per-head RMSNorm of the q and k heads (Qwen3) then
+// neox-style rotary embedding (first half of a head pairs with the second half). cos/sin are
+// [rows, head_dim / 2], one row per token's position.
+struct QkRopeArgs {
+  float* qkv = nullptr;
+  int64_t ld = 0;  // floats between token rows
+  int64_t rows = 0;
+  int32_t num_heads = 0, num_kv_heads = 0, head_dim = 0;
+  const float* q_norm = nullptr;  // [head_dim] or nullptr (no qk norm)
+  const float* k_norm = nullptr;
+  float eps = 1e-6f;
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+};
+void qk_norm_rope(const QkRopeArgs& args);
+
+// out[r][j] = silu(gu[r][j]) * gu[r][inter + j]: the gated MLP activation over the fused
+// gate/up projection's rows [rows, 2 * inter].
+void silu_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out);
+
+}  // namespace ps

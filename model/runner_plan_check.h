@@ -1,0 +1,19 @@
+#pragma once
+// Validation of a StepPlan before the forward trusts it with raw pointers. O(tokens + blocks
+// read), a few microseconds per step; a scheduler bug surfaces as a message, not as wrong K/V.
+#include <cstdint>
+
+#include "model/model_config.h"
+#include "scheduler/step_plan.h"
+
+namespace ps {
+
+// Throws std::invalid_argument naming the first inconsistency: array sizes, query_start not a
+// prefix sum ending at T, positions that are not context_len - query_len + i, token ids outside
+// the vocabulary, positions past max_position_embeddings, block table entries outside
+// [0, num_blocks) where they cover context, slots that disagree with the block table, and
+// sample indices out of range or of a sequence without new tokens.
+void check_step_plan(const StepPlan& plan, const ModelConfig& config, int32_t num_blocks,
+                     int32_t block_size);
+
+}  // namespace ps

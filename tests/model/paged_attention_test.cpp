@@ -1,0 +1,204 @@
+// The paged-attention kernel against a dense causal attention computed in double from the
+// same logical K/V, with the cache scattered over random blocks.
+#include "model/paged_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace ps {
+namespace {
+
+struct SeqSpec {
+  int32_t context_len;
+  int32_t query_len;
+};
+
+struct Case {
+  int32_t num_heads, num_kv_heads, head_dim, block_size;
+  std::vector<SeqSpec> seqs;
+  int32_t q_pad = 0;  // extra floats per q row, as in the fused qkv buffer
+  float q_scale = 1.f;
+};
+
+// Runs the kernel and the reference; returns max |difference|.
+double run_case(const Case& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const int32_t S = static_cast<int32_t>(c.seqs.size());
+  const int32_t H = c.num_heads, KV = c.num_kv_heads, D = c.head_dim, BS = c.block_size;
+  const int64_t kv_width = int64_t{KV} * D;
+
+  std::vector<int32_t> query_start{0}, context_len;
+  int32_t max_blocks = 0, total_blocks = 0;
+  for (const SeqSpec& s : c.seqs) {
+    query_start.push_back(query_start.back() + s.query_len);
+    context_len.push_back(s.context_len);
+    const int32_t nb = (s.context_len + BS - 1) / BS;
+    max_blocks = std::max(max_blocks, nb);
+    total_blocks += nb;
+  }
+  const int32_t T = query_start.back();
+  // Scatter: a random permutation of block ids plus unused spare blocks filled with garbage.
+  const int32_t num_blocks = total_blocks + 3;
+  std::vector<int32_t> ids(num_blocks);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  std::vector<int32_t> tables(int64_t{S} * std::max(max_blocks, 1), -1);
+  std::vector<float> k_cache(int64_t{num_blocks} * BS * kv_width),
+      v_cache(int64_t{num_blocks} * BS * kv_width);
+  for (float& x : k_cache) x = 1e3f * normal(rng);  // garbage where nothing may be read
+  for (float& x : v_cache) x = 1e3f * normal(rng);
+
+  // Logical K/V per sequence, [context_len, KV, D], also written through the table.
+  std::vector<std::vector<float>> keys(S), values(S);
+  int32_t next_id = 0;
+  for (int32_t s = 0; s < S; ++s) {
+    const int32_t L = context_len[s];
+    keys[s].resize(int64_t{L} * kv_width);
+    values[s].resize(int64_t{L} * kv_width);
+    for (float& x : keys[s]) x = normal(rng);
+    for (float& x : values[s]) x = normal(rng);
+    for (int32_t b = 0; b * BS < L; ++b) tables[int64_t{s} * max_blocks + b] = ids[next_id++];
+    for (int32_t p = 0; p < L; ++p) {
+      const int64_t slot = int64_t{tables[int64_t{s} * max_blocks + p / BS]} * BS + p % BS;
+      std::copy_n(&keys[s][p * kv_width], kv_width, &k_cache[slot * kv_width]);
+      std::copy_n(&values[s][p * kv_width], kv_width, &v_cache[slot * kv_width]);
+    }
+  }
+
+  const int64_t q_stride = int64_t{H} * D + c.q_pad;
+  std::vector<float> q(int64_t{T} * q_stride);
+  for (float& x : q) x = c.q_scale * normal(rng);
+  std::vector<float> out(int64_t{T} * H * D, NAN);
+
+  PagedAttentionArgs a;
+  a.q = q.data();
+  a.q_row_stride = q_stride;
+  a.k_cache = k_cache.data();
+  a.v_cache = v_cache.data();
+  a.block_tables = tables.data();
+  a.max_blocks_per_seq = max_blocks;
+  a.query_start = query_start.data();
+  a.context_len = context_len.data();
+  a.num_seqs = S;
+  a.num_heads = H;
+  a.num_kv_heads = KV;
+  a.head_dim = D;
+  a.block_size = BS;
+  a.scale = 1.0f / std::sqrt(float(D));
+  a.out = out.data();
+  a.out_row_stride = int64_t{H} * D;
+  paged_attention(a);
+
+  double worst = 0;
+  for (int32_t s = 0; s < S; ++s) {
+    const int32_t qlen = c.seqs[s].query_len;
+    for (int32_t i = 0; i < qlen; ++i) {
+      const int32_t pos = context_len[s] - qlen + i;
+      const int32_t row = query_start[s] + i;
+      for (int32_t h = 0; h < H; ++h) {
+        const int32_t g = h / (H / KV);
+        const float* qv = &q[row * q_stride + h * D];
+        std::vector<double> w(pos + 1);
+        double mx = -1e300;
+        for (int32_t p = 0; p <= pos; ++p) {
+          double dot = 0;
+          for (int32_t d = 0; d < D; ++d) dot += double(qv[d]) * keys[s][p * kv_width + g * D + d];
+          w[p] = dot * a.scale;
+          mx = std::max(mx, w[p]);
+        }
+        double sum = 0;
+        for (double& x : w) sum += (x = std::exp(x - mx));
+        for (int32_t d = 0; d < D; ++d) {
+          double o = 0;
+          for (int32_t p = 0; p <= pos; ++p) o += w[p] * values[s][p * kv_width + g * D + d];
+          o /= sum;
+          worst = std::max(worst, std::abs(o - out[int64_t{row} * H * D + h * D + d]));
+        }
+      }
+    }
+  }
+  return worst;
+}
+
+// Mixed batch: decodes (query 1), a prompt from scratch, a later chunk of a prompt longer than
+// one work item, contexts ending mid-block and on a block boundary.
+std::vector<SeqSpec> mixed_batch() {
+  return {{1, 1}, {37, 1}, {48, 48}, {100, 35}, {16, 16}, {64, 1}, {21, 5}};
+}
+
+TEST(PagedAttention, MatchesDenseReferenceWithoutGqa) {
+  EXPECT_LT(run_case({4, 4, 64, 16, mixed_batch()}, 1), 2e-5);
+}
+
+TEST(PagedAttention, MatchesDenseReferenceWithGqa4) {
+  EXPECT_LT(run_case({8, 2, 64, 16, mixed_batch()}, 2), 2e-5);
+}
+
+TEST(PagedAttention, HeadDim128AndStridedQueries) {
+  EXPECT_LT(run_case({4, 1, 128, 16, mixed_batch(), 3 * 128}, 3), 2e-5);
+}
+
+TEST(PagedAttention, OddHeadDimAndBlockSize) {
+  // head_dim 20 exercises the scalar tails; block size 5 the partial exp8 groups.
+  EXPECT_LT(run_case({6, 3, 20, 5, mixed_batch()}, 4), 2e-5);
+  EXPECT_LT(run_case({2, 2, 8, 1, {{9, 9}, {4, 1}}}, 5), 2e-5);
+}
+
+TEST(PagedAttention, LongPrefillSplitsAcrossItems) {
+  EXPECT_LT(run_case({8, 2, 64, 16, {{300, 300}, {513, 1}, {200, 77}}}, 6), 2e-5);
+}
+
+TEST(PagedAttention, LargeScoresStayFinite) {
+  // Scores in the hundreds: without the running max, exp overflows to inf.
+  Case c{2, 1, 16, 4, {{40, 40}, {33, 3}}, 0, 60.f};
+  EXPECT_LT(run_case(c, 7), 2e-5);
+}
+
+TEST(PagedAttention, RejectsBadShapes) {
+  std::vector<int32_t> qs{0, 2}, ctx{1}, table{0};
+  std::vector<float> buf(64);
+  PagedAttentionArgs a;
+  a.q = a.k_cache = a.v_cache = buf.data();
+  a.out = buf.data();
+  a.block_tables = table.data();
+  a.max_blocks_per_seq = 1;
+  a.query_start = qs.data();
+  a.context_len = ctx.data();
+  a.num_seqs = 1;
+  a.num_heads = 2;
+  a.num_kv_heads = 1;
+  a.head_dim = 4;
+  a.block_size = 4;
+  a.q_row_stride = a.out_row_stride = 8;
+  EXPECT_THROW(paged_attention(a), std::invalid_argument);  // 2 new tokens, context 1
+  ctx[0] = 2;
+  EXPECT_NO_THROW(paged_attention(a));
+  a.num_kv_heads = 3;
+  EXPECT_THROW(paged_attention(a), std::invalid_argument);
+}
+
+TEST(PagedAttention, WriteKvCacheScattersRowsAndSkipsPadding) {
+  const int32_t width = 6, stride = 10;
+  std::vector<float> k(3 * stride), v(3 * stride);
+  std::iota(k.begin(), k.end(), 0.f);
+  std::iota(v.begin(), v.end(), 100.f);
+  std::vector<int32_t> slots{4, -1, 1};
+  std::vector<float> kc(5 * width, -1.f), vc(5 * width, -1.f);
+  write_kv_cache(k.data(), v.data(), stride, slots.data(), 3, width, kc.data(), vc.data());
+  for (int32_t i = 0; i < width; ++i) {
+    EXPECT_EQ(kc[4 * width + i], k[i]);
+    EXPECT_EQ(vc[4 * width + i], v[i]);
+    EXPECT_EQ(kc[1 * width + i], k[2 * stride + i]);
+    EXPECT_EQ(vc[1 * width + i], v[2 * stride + i]);
+    EXPECT_EQ(kc[0 * width + i], -1.f);
+  }
+}
+
+}  // namespace
+}  // namespace ps
