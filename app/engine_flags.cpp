@@ -1,14 +1,17 @@
 #include "app/engine_flags.h"
 
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
+
+#include "model/lora_merge.h"
 
 namespace ps {
 
 const std::set<std::string>& engine_valued_flags() {
   static const std::set<std::string> flags = {
       "block-size",         "num-blocks",    "kv-cache-memory",    "max-num-seqs",
-      "max-batched-tokens", "max-model-len", "max-queued-requests"};
+      "max-batched-tokens", "max-model-len", "max-queued-requests", "lora"};
   return flags;
 }
 
@@ -83,6 +86,17 @@ std::string model_dir_from_flags(const Flags& flags) {
       "no --model given and no default model found (looked in models/tiny and "
       "models/tiny-random); run `pagedserve make-tiny-model models/tiny-random` or pass --model "
       "DIR");
+}
+
+LoadedModel load_model_with_lora(const Flags& flags, const std::string& dir) {
+  LoadedModel model = load_model(dir);
+  if (auto adapter = flags.opt("lora")) {
+    LoraReport r;
+    model = merge_lora(model, *adapter, &r);
+    std::fprintf(stderr, "merged LoRA %s (rank %d, scale %g) into %zu modules\n", r.source.c_str(),
+                 r.rank, r.scale, r.modules.size());
+  }
+  return model;
 }
 
 }  // namespace ps

@@ -5,11 +5,12 @@
 
 #include "app/flags.h"
 #include "engine/engine.h"
+#include "model/loader.h"
 
 namespace ps {
 
 // --block-size --num-blocks --kv-cache-memory --max-num-seqs --max-batched-tokens
-// --max-model-len --max-queued-requests and the switch --no-prefix-caching.
+// --max-model-len --max-queued-requests --lora and the switch --no-prefix-caching.
 const std::set<std::string>& engine_valued_flags();
 const std::set<std::string>& engine_switch_flags();
 EngineConfig engine_config_from_flags(const Flags& flags);
@@ -17,5 +18,9 @@ EngineConfig engine_config_from_flags(const Flags& flags);
 // The model directory: --model, else the default tiny model (PAGEDSERVE_DEFAULT_MODEL or
 // models/tiny next to the binary's source tree) when it exists. Throws UsageError otherwise.
 std::string model_dir_from_flags(const Flags& flags);
+
+// load_model(dir), then, when --lora ADAPTER is given, the adapter merged in (model/lora_merge.h)
+// so an adapter can be tried without writing a new checkpoint. Says on stderr what it merged.
+LoadedModel load_model_with_lora(const Flags& flags, const std::string& dir);
 
 }  // namespace ps

@@ -121,7 +121,7 @@ int generate_command(int argc, char** argv) {
                                     : std::vector<PromptJob>{{flags.str("prompt", ""), defaults}};
 
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
-  LoadedModel model = load_model(dir);
+  LoadedModel model = load_model_with_lora(flags, dir);
   if (flags.on("naive")) {
     if (jobs.size() != 1) throw UsageError("--naive runs one --prompt only");
     return run_naive(model, *tokenizer, jobs[0].prompt, jobs[0].params);

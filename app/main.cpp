@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return ps::eval_command(argc, argv);
     if (cmd == "bench") return ps::bench_command(argc, argv);
     if (cmd == "make-tiny-model") return ps::make_tiny_model_command(argc, argv);
+    if (cmd == "convert") return ps::convert_command(argc, argv);
+    if (cmd == "merge-lora") return ps::merge_lora_command(argc, argv);
+    if (cmd == "export") return ps::export_command(argc, argv);
   } catch (const ps::UsageError& e) {
     std::fprintf(stderr, "pagedserve %s: %s\n", cmd.c_str(), e.what());
     return 2;

@@ -1,0 +1,99 @@
+#include "model/convert_writer.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_weights.h"
+#include "model/safetensors_writer.h"
+
+namespace ps {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+void write_text(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error(tmp.string() + ": cannot write");
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+WeightDtype parse_weight_dtype(const std::string& text, const std::string& flag) {
+  if (text == "f32" || text == "float32") return WeightDtype::kF32;
+  if (text == "bf16" || text == "bfloat16") return WeightDtype::kBF16;
+  if (text == "f16" || text == "float16") return WeightDtype::kF16;
+  throw std::runtime_error(flag + " must be f32, bf16 or f16, got '" + text + "'");
+}
+
+void write_checkpoint(const std::string& dir_name, const ModelWeights& weights, WeightDtype dtype,
+                      const std::vector<std::string>& copy_files) {
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir_name + ": cannot create directory: " + ec.message());
+
+  bool copied_generation_config = false;
+  for (const std::string& src : copy_files) {
+    const fs::path to = dir / fs::path(src).filename();
+    if (fs::exists(to) && fs::equivalent(src, to)) continue;
+    fs::copy_file(src, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw std::runtime_error(src + ": cannot copy to " + to.string() + ": " + ec.message());
+    copied_generation_config |= fs::path(src).filename() == "generation_config.json";
+  }
+
+  const ModelConfig& c = weights.config;
+  json config = json::parse(c.to_json());
+  config["torch_dtype"] = dtype == WeightDtype::kBF16  ? "bfloat16"
+                          : dtype == WeightDtype::kF16 ? "float16"
+                                                       : "float32";
+  write_text(dir / "config.json", config.dump(2) + "\n");
+  if (!copied_generation_config) {
+    json gen = {{"do_sample", false}};
+    if (c.bos_token_id >= 0) gen["bos_token_id"] = c.bos_token_id;
+    if (!c.eos_token_ids.empty()) gen["eos_token_id"] = c.eos_token_ids;
+    write_text(dir / "generation_config.json", gen.dump(2) + "\n");
+  }
+
+  const at::ScalarType st = dtype == WeightDtype::kBF16  ? at::kBFloat16
+                            : dtype == WeightDtype::kF16 ? at::kHalf
+                                                         : at::kFloat;
+  const SafetensorsDtype sd = dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
+                              : dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
+                                                           : SafetensorsDtype::kF32;
+  ModelWeights copy = weights;  // weight_slots needs a mutable struct; the tensors are shared
+  std::vector<at::Tensor> stored;
+  std::vector<SafetensorsEntry> entries;
+  const std::vector<WeightSlot> slots = weight_slots(copy);
+  stored.reserve(slots.size());
+  for (const WeightSlot& slot : slots) {
+    stored.push_back(slot.tensor->detach().to(st).contiguous());
+    const at::Tensor& t = stored.back();
+    entries.push_back({slot.name, sd, slot.shape,
+                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
+                                                static_cast<size_t>(t.nbytes()))});
+  }
+  // The loader prefers model.safetensors, but remove a stale sharded layout anyway so the
+  // directory holds exactly one checkpoint.
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "model.safetensors.index.json" ||
+        (name.rfind("model-", 0) == 0 && entry.path().extension() == ".safetensors")) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+  write_safetensors_file((dir / "model.safetensors").string(), entries, {{"format", "pt"}});
+}
+
+}  // namespace ps

@@ -1,0 +1,33 @@
+#include "model/export_pth.h"
+
+#include <ATen/ATen.h>
+
+#include "model/convert_names.h"
+#include "model/convert_pth_reader.h"
+#include "model/convert_writer.h"
+#include "model/model_weights.h"
+
+namespace ps {
+
+int export_pth(const LoadedModel& model, const std::string& path, const ExportOptions& options) {
+  const WeightDtype wd = parse_weight_dtype(options.dtype, "--dtype");
+  const at::ScalarType st = wd == WeightDtype::kBF16  ? at::kBFloat16
+                            : wd == WeightDtype::kF16 ? at::kHalf
+                                                      : at::kFloat;
+  ModelWeights w = *model.weights;
+  NamedTensors out;
+  at::Tensor embed;
+  for (const WeightSlot& slot : weight_slots(w)) {
+    at::Tensor t = slot.tensor->to(st).contiguous();
+    if (slot.name == "model.embed_tokens.weight") embed = t;
+    out.emplace_back(options.minimind_names ? minimind_name(slot.name) : slot.name, t);
+  }
+  if (w.config.tie_word_embeddings) {
+    // nn.Module.state_dict() lists a tied head too; the same tensor keeps the tie visible.
+    out.emplace_back(options.minimind_names ? "output.weight" : "lm_head.weight", embed);
+  }
+  write_torch_state_dict(path, out);
+  return static_cast<int>(out.size());
+}
+
+}  // namespace ps
