@@ -1,18 +1,57 @@
-// `pagedserve bench offline`: continuous batching vs single-request mode on one seeded
-// workload, with the machine's bandwidth and GEMM limits measured in the same run.
+// `pagedserve bench offline | serve | prefix`: the benchmark harness (bench/README.md).
+//   offline: continuous batching vs single-request mode on one seeded workload, in-process,
+//            with the machine's bandwidth and GEMM limits measured in the same run.
+//   serve:   an HTTP load generator against a running server, over a sweep of concurrencies.
+//   prefix:  TTFT with a long shared system prompt, cold vs warm prefix cache.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "bench/offline_bench.h"
+#include "bench/plot.h"
+#include "bench/prefix_bench.h"
+#include "bench/serve_bench.h"
+#include "bench/sse_client.h"
 #include "model/machine_probe.h"
 
 namespace ps {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  pagedserve bench offline [--model DIR] [--num-prompts 64] [--input-len 64]\n"
+    "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--seed 0]\n"
+    "      [--json FILE] [--skip-single] [--no-probe] [engine flags]\n"
+    "  pagedserve bench serve [--url http://127.0.0.1:8000] [--num-prompts 64] [--input-len 64]\n"
+    "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--vocab-size 6400]\n"
+    "      [--max-concurrency N | --concurrency 1,4,16,64] [--request-rate R]\n"
+    "      [--arrival burst|fixed|poisson] [--max-duration 600] [--request-timeout 300]\n"
+    "      [--served-model NAME] [--api-key KEY] [--json FILE] [--plot FILE.png]\n"
+    "      [--no-progress] [--allow-remote]\n"
+    "  pagedserve bench prefix [--url ...] [--num-prompts 16] [--prefix-len 1024]\n"
+    "      [--suffix-len 32] [--output-len 16] [--vocab-size 6400] [--json FILE]\n";
+
+int32_t count_flag(const Flags& flags, const char* name, int64_t fallback, int64_t lo = 1) {
+  const int64_t v = flags.i64(name, fallback);
+  if (v < lo || v > 100000) {
+    throw UsageError(std::string("flag --") + name + " must be between " + std::to_string(lo) +
+                     " and 100000, got " + std::to_string(v));
+  }
+  return static_cast<int32_t>(v);
+}
+
+void write_json(const Flags& flags, const json& report) {
+  if (auto path = flags.opt("json")) {
+    std::ofstream out(*path);
+    if (!out) throw UsageError("--json " + *path + ": cannot write");
+    out << report.dump(2) << "\n";
+  }
+}
 
 json to_json(const ModeResult& r) {
   return {{"mode", r.mode},
@@ -35,45 +74,50 @@ void print_mode(const ModeResult& r) {
       r.mode.c_str(), r.requests, static_cast<long long>(r.output_tokens), r.seconds,
       r.total_tok_s(), r.output_tok_s(), r.mean_ttft_s * 1e3, r.mean_tpot_s * 1e3,
       r.max_seqs_in_step);
+  std::fflush(stdout);
 }
 
-}  // namespace
-
-int bench_command(int argc, char** argv) {
-  if (argc < 3 || std::string(argv[2]) != "offline") {
-    throw UsageError(
-        "usage: pagedserve bench offline --model DIR [--num-prompts 64] "
-        "[--input-len 64] [--output-len 128] [--max-num-seqs 64] [--seed 0] "
-        "[--json FILE] [--skip-single] [--no-probe]");
+// The workload flags shared by offline and serve, so both modes can run the same requests.
+Workload workload_from_flags(const Flags& flags, int32_t vocab_size, const TokenizeFn& tokenize) {
+  const int32_t num_prompts = count_flag(flags, "num-prompts", 64);
+  const int32_t output_len = count_flag(flags, "output-len", 128);
+  if (auto path = flags.opt("dataset")) {
+    return load_dataset(*path, tokenize, output_len, static_cast<size_t>(num_prompts));
   }
-  std::set<std::string> valued = {"model",      "num-prompts", "input-len",
-                                  "output-len", "seed",        "json"};
+  const double ratio = flags.f64("range-ratio", 0.0);
+  if (ratio < 0 || ratio >= 1) throw UsageError("flag --range-ratio must be in [0, 1)");
+  return random_workload(num_prompts, count_flag(flags, "input-len", 64), output_len, vocab_size,
+                         static_cast<uint64_t>(flags.i64("seed", 0)), ratio);
+}
+
+void print_workload(const Workload& w) {
+  std::printf(
+      "workload: %zu requests, %lld prompt tokens, %lld output tokens, greedy, "
+      "ignore_eos\n",
+      w.size(), static_cast<long long>(w.prompt_tokens()),
+      static_cast<long long>(w.output_tokens()));
+}
+
+int bench_offline(int argc, char** argv) {
+  std::set<std::string> valued = {"model",       "num-prompts", "input-len", "output-len",
+                                  "range-ratio", "dataset",     "seed",      "json"};
   valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"skip-single", "no-probe"};
   switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
   Flags flags(argc, argv, 3, valued, switches);
   const std::string dir = model_dir_from_flags(flags);
-  auto positive = [&](const char* name, int64_t fallback) {
-    int64_t v = flags.i64(name, fallback);
-    if (v < 1 || v > 1000000) throw UsageError(std::string("flag --") + name + " must be >= 1");
-    return static_cast<int32_t>(v);
-  };
-  const int32_t num_prompts = positive("num-prompts", 64);
-  const int32_t input_len = positive("input-len", 64);
-  const int32_t output_len = positive("output-len", 128);
   EngineConfig config = engine_config_from_flags(flags);
 
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
   LoadedModel model = load_model(dir);
-  OfflineWorkload w = random_workload(num_prompts, input_len, output_len, model.config.vocab_size,
-                                      static_cast<uint64_t>(flags.i64("seed", 0)));
-  std::printf("workload: %d prompts x %d input tokens, %d output tokens each, greedy, ignore_eos\n",
-              num_prompts, input_len, output_len);
+  const Workload w = workload_from_flags(
+      flags, model.config.vocab_size, [&](const std::string& s) { return tokenizer->encode(s); });
+  print_workload(w);
 
   json report = {{"model", dir},
-                 {"num_prompts", num_prompts},
-                 {"input_len", input_len},
-                 {"output_len", output_len},
+                 {"requests", w.size()},
+                 {"prompt_tokens", w.prompt_tokens()},
+                 {"expected_output_tokens", w.output_tokens()},
                  {"max_num_seqs", config.max_num_seqs}};
   ModeResult cont =
       run_offline_mode("continuous", model, tokenizer, config, w, config.max_num_seqs);
@@ -112,12 +156,146 @@ int bench_command(int argc, char** argv) {
                            {"compute_floor_tok_s", compute_floor_tok_s}};
     }
   }
-  if (auto path = flags.opt("json")) {
-    std::ofstream out(*path);
-    if (!out) throw UsageError("--json " + *path + ": cannot write");
-    out << report.dump(2) << "\n";
-  }
+  write_json(flags, report);
   return 0;
+}
+
+// Flags common to serve and prefix: where the server is and how long to wait for it.
+ServeBenchOptions serve_options(const Flags& flags) {
+  ServeBenchOptions o;
+  o.url = flags.str("url", o.url);
+  // The load generator is for your own server: a typo must not aim it at someone else's.
+  const bool loopback = o.url.rfind("http://127.", 0) == 0 ||
+                        o.url.rfind("http://localhost", 0) == 0 ||
+                        o.url.rfind("http://[::1]", 0) == 0;
+  if (!loopback && !flags.on("allow-remote")) {
+    throw UsageError("--url " + o.url +
+                     " is not a loopback http:// address; pass --allow-remote to load a server on "
+                     "another host");
+  }
+  o.model = flags.str("served-model", "");
+  o.api_key = flags.str("api-key", "");
+  o.max_duration_s = flags.f64("max-duration", o.max_duration_s);
+  o.request_timeout_s = flags.f64("request-timeout", o.request_timeout_s);
+  if (!(o.max_duration_s > 0) || !(o.request_timeout_s > 0)) {
+    throw UsageError("flags --max-duration and --request-timeout must be > 0 seconds");
+  }
+  o.seed = static_cast<uint64_t>(flags.i64("seed", 0));
+  o.progress = !flags.on("no-progress");
+  return o;
+}
+
+std::vector<int32_t> concurrency_levels(const Flags& flags) {
+  std::vector<int32_t> levels;
+  if (auto list = flags.opt("concurrency")) {
+    std::stringstream ss(*list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      char* end = nullptr;
+      const long v = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || v < 1 || v > 4096) {
+        throw UsageError("--concurrency " + *list + ": expected a list like 1,4,16,64 (1-4096)");
+      }
+      levels.push_back(static_cast<int32_t>(v));
+    }
+  } else {
+    levels.push_back(count_flag(flags, "max-concurrency", 0, 0));  // 0: no limit
+  }
+  return levels;
+}
+
+int bench_serve(int argc, char** argv) {
+  Flags flags(argc, argv, 3,
+              {"url", "served-model", "api-key", "num-prompts", "input-len", "output-len",
+               "range-ratio", "dataset", "vocab-size", "seed", "max-concurrency", "concurrency",
+               "request-rate", "arrival", "max-duration", "request-timeout", "json", "plot"},
+              {"no-progress", "allow-remote"});
+  ServeBenchOptions o = serve_options(flags);
+  const std::string arrival = flags.str("arrival", flags.has("request-rate") ? "poisson" : "burst");
+  o.rate = flags.f64("request-rate", 0);
+  if (arrival == "burst") {
+    o.arrival = Arrival::kBurst;
+  } else if (arrival == "fixed" || arrival == "poisson") {
+    o.arrival = arrival == "fixed" ? Arrival::kFixedRate : Arrival::kPoisson;
+    if (!(o.rate > 0)) throw UsageError("--arrival " + arrival + " needs --request-rate R > 0");
+  } else {
+    throw UsageError("--arrival must be burst, fixed or poisson, got '" + arrival + "'");
+  }
+  const std::vector<int32_t> levels = concurrency_levels(flags);
+  check_server(o);
+
+  CompletionClient client(o.url, o.request_timeout_s, o.api_key);
+  const Workload w = workload_from_flags(
+      flags, count_flag(flags, "vocab-size", 6400, 4), [&](const std::string& text) {
+        std::string error;
+        auto body = client.post_json("/tokenize", json{{"prompt", text}}.dump(), &error);
+        if (!body) throw std::runtime_error("--dataset needs the server's /tokenize: " + error);
+        return json::parse(*body).at("tokens").get<std::vector<int32_t>>();
+      });
+  print_workload(w);
+  std::printf(
+      "server %s, arrivals %s%s\n", o.url.c_str(), arrival.c_str(),
+      o.arrival == Arrival::kBurst ? "" : (" at " + std::to_string(o.rate) + " req/s").c_str());
+
+  json report = {{"url", o.url},
+                 {"arrival", arrival},
+                 {"request_rate", o.rate},
+                 {"requests", w.size()},
+                 {"prompt_tokens", w.prompt_tokens()},
+                 {"expected_output_tokens", w.output_tokens()},
+                 {"levels", json::array()}};
+  std::vector<LevelReport> results;
+  print_level_header();
+  for (int32_t c : levels) {
+    results.push_back(run_serve_level(o, w, c));
+    print_level(results.back());
+    report["levels"].push_back(to_json(results.back()));
+  }
+  write_json(flags, report);
+  if (auto png = flags.opt("plot")) plot_levels(results, *png);
+  size_t failed = 0;
+  for (const auto& r : results) failed += r.failed;
+  return failed == 0 ? 0 : 1;
+}
+
+int bench_prefix(int argc, char** argv) {
+  Flags flags(argc, argv, 3,
+              {"url", "served-model", "api-key", "num-prompts", "prefix-len", "suffix-len",
+               "output-len", "vocab-size", "seed", "max-duration", "request-timeout", "json"},
+              {"no-progress", "allow-remote"});
+  ServeBenchOptions o = serve_options(flags);
+  PrefixBenchOptions p;
+  p.num_prompts = count_flag(flags, "num-prompts", p.num_prompts);
+  p.prefix_len = count_flag(flags, "prefix-len", p.prefix_len);
+  p.suffix_len = count_flag(flags, "suffix-len", p.suffix_len);
+  p.output_len = count_flag(flags, "output-len", p.output_len);
+  p.vocab_size = count_flag(flags, "vocab-size", p.vocab_size, 4);
+  p.seed = o.seed;
+  check_server(o);
+  std::printf(
+      "prefix scenario: %d requests, %d shared prompt tokens + %d own, %d output tokens, "
+      "one at a time\n",
+      p.num_prompts, p.prefix_len, p.suffix_len, p.output_len);
+  PrefixReport r = run_prefix_bench(o, p);
+  print_prefix_report(r);
+  json report = to_json(r);
+  report["url"] = o.url;
+  report["num_prompts"] = p.num_prompts;
+  report["prefix_len"] = p.prefix_len;
+  report["suffix_len"] = p.suffix_len;
+  report["output_len"] = p.output_len;
+  write_json(flags, report);
+  return r.cold.failed + r.warm.failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int bench_command(int argc, char** argv) {
+  const std::string mode = argc >= 3 ? argv[2] : "";
+  if (mode == "offline") return bench_offline(argc, argv);
+  if (mode == "serve") return bench_serve(argc, argv);
+  if (mode == "prefix") return bench_prefix(argc, argv);
+  throw UsageError(kUsage);
 }
 
 }  // namespace ps

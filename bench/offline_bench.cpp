@@ -1,8 +1,8 @@
 #include "bench/offline_bench.h"
 
+#include <atomic>
 #include <chrono>
-#include <deque>
-#include <random>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -15,28 +15,13 @@ double secs(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-struct InFlight {
-  std::unique_ptr<RequestStream> stream;
-  Clock::time_point start, first_token;
+struct Timing {
+  double ttft_s = 0, tpot_s = 0;
   int64_t tokens = 0;
+  bool has_tpot = false;
 };
 
 }  // namespace
-
-OfflineWorkload random_workload(int32_t num_prompts, int32_t input_len, int32_t output_len,
-                                int32_t vocab_size, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  // Ids below 3 are the tiny model's special tokens; keep prompts to ordinary text tokens.
-  std::uniform_int_distribution<int32_t> id(3, vocab_size - 1);
-  OfflineWorkload w;
-  for (int32_t i = 0; i < num_prompts; ++i) {
-    std::vector<int32_t> p(input_len);
-    for (auto& t : p) t = id(rng);
-    w.prompts.push_back(std::move(p));
-    w.output_lens.push_back(output_len);
-  }
-  return w;
-}
 
 ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
                             std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config,
@@ -44,58 +29,67 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
   Engine engine(model, std::move(tokenizer), config);
   ModeResult r;
   r.mode = name;
-  auto submit = [&](size_t i) {
-    Request req{workload.prompts[i], {}};
-    req.params.temperature = 0;
-    req.params.ignore_eos = true;
-    req.params.max_tokens = workload.output_lens[i];
-    SubmitResult s = engine.submit(std::move(req));
-    if (auto* err = std::get_if<SubmitError>(&s)) {
-      throw std::runtime_error("bench request " + std::to_string(i) + ": " + err->message);
+  const size_t n = workload.size();
+  std::vector<Timing> timings(n);
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::string error;
+
+  // One blocking reader per in-flight request, as the HTTP server has. A single thread polling
+  // every stream would spin on a core the engine's own threads need, and on a 2-core machine
+  // that alone cost the continuous mode more than half its throughput.
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      Request req{workload.prompts[i], {}};
+      req.params.temperature = 0;
+      req.params.ignore_eos = true;
+      req.params.max_tokens = workload.output_lens[i];
+      const Clock::time_point start = Clock::now();
+      SubmitResult s = engine.submit(std::move(req));
+      if (auto* err = std::get_if<SubmitError>(&s)) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        error = "bench request " + std::to_string(i) + ": " + err->message;
+        next.store(n);
+        return;
+      }
+      auto stream = std::move(std::get<std::unique_ptr<RequestStream>>(s));
+      Timing& t = timings[i];
+      Clock::time_point first;
+      RequestOutput ev;
+      while (!stream->finished()) {
+        if (!stream->next(&ev, std::chrono::milliseconds(1000))) continue;
+        if (t.tokens == 0 && !ev.token_ids.empty()) first = Clock::now();
+        t.tokens += static_cast<int64_t>(ev.token_ids.size());
+      }
+      const Clock::time_point end = Clock::now();
+      t.ttft_s = secs(start, first);
+      if (t.tokens > 1) {
+        t.tpot_s = secs(first, end) / static_cast<double>(t.tokens - 1);
+        t.has_tpot = true;
+      }
     }
-    return InFlight{std::move(std::get<std::unique_ptr<RequestStream>>(s)), Clock::now(), {}, 0};
   };
 
   const Clock::time_point t0 = Clock::now();
-  std::deque<InFlight> running;
-  size_t next = 0;
+  std::vector<std::thread> threads;
+  const size_t workers = std::min(n, static_cast<size_t>(std::max(1, concurrency)));
+  for (size_t k = 0; k < workers; ++k) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  r.seconds = secs(t0, Clock::now());
+  if (!error.empty()) throw std::runtime_error(error);
+
   double ttft_sum = 0, tpot_sum = 0;
   int tpot_n = 0;
-  while (next < workload.prompts.size() || !running.empty()) {
-    while (next < workload.prompts.size() && static_cast<int32_t>(running.size()) < concurrency) {
-      running.push_back(submit(next++));
+  for (const Timing& t : timings) {
+    r.requests += 1;
+    r.output_tokens += t.tokens;
+    ttft_sum += t.ttft_s;
+    if (t.has_tpot) {
+      tpot_sum += t.tpot_s;
+      ++tpot_n;
     }
-    bool progressed = false;
-    for (auto it = running.begin(); it != running.end();) {
-      RequestOutput ev;
-      bool done = false;
-      while (it->stream->next(&ev, std::chrono::milliseconds(0))) {
-        progressed = true;
-        if (it->tokens == 0 && !ev.token_ids.empty()) it->first_token = Clock::now();
-        it->tokens += static_cast<int64_t>(ev.token_ids.size());
-        if (ev.finish) {
-          done = true;
-          break;
-        }
-      }
-      if (!done) {
-        ++it;
-        continue;
-      }
-      const Clock::time_point end = Clock::now();
-      r.requests += 1;
-      r.output_tokens += it->tokens;
-      ttft_sum += secs(it->start, it->first_token);
-      if (it->tokens > 1) {
-        tpot_sum += secs(it->first_token, end) / static_cast<double>(it->tokens - 1);
-        ++tpot_n;
-      }
-      it = running.erase(it);
-    }
-    if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  r.seconds = secs(t0, Clock::now());
-  for (const auto& p : workload.prompts) r.prompt_tokens += static_cast<int64_t>(p.size());
+  r.prompt_tokens = workload.prompt_tokens();
   r.mean_ttft_s = r.requests ? ttft_sum / r.requests : 0;
   r.mean_tpot_s = tpot_n ? tpot_sum / tpot_n : 0;
   EngineStats s = engine.stats();

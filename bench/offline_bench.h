@@ -6,18 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/workload.h"
 #include "engine/engine.h"
 
 namespace ps {
 
-struct OfflineWorkload {
-  std::vector<std::vector<int32_t>> prompts;
-  std::vector<int32_t> output_lens;
-};
-
-// Random token prompts of exactly input_len tokens (ids past the special tokens), seeded.
-OfflineWorkload random_workload(int32_t num_prompts, int32_t input_len, int32_t output_len,
-                                int32_t vocab_size, uint64_t seed);
+using OfflineWorkload = Workload;
 
 struct ModeResult {
   std::string mode;

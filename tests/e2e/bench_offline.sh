@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `bench offline` with a tiny workload: both modes complete every request and their token counts
+# add up; --dataset reads a JSONL file. Never asserts speed.
+source "$(dirname "$0")/lib/server.bash" "$@"
+
+if "$BIN" bench offline --model "$MODEL" --num-prompts 4 --output-len 8 --no-probe \
+  --max-num-seqs 4 --json "$WORK/offline.json" >"$WORK/offline.out" 2>&1; then
+  pass "bench offline exits 0"
+else
+  fail "bench offline exits 0: $(tail -n 20 "$WORK/offline.out")"
+fi
+if python3 - "$WORK/offline.json" <<'PY'; then pass "bench offline JSON consistent"; else fail "bench offline JSON"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["requests"] == 4 and r["expected_output_tokens"] == 32, r
+for mode in ["continuous", "single"]:
+    m = r[mode]
+    assert m["requests"] == 4 and m["output_tokens"] == 32, m
+    assert m["prompt_tokens"] == r["prompt_tokens"] == 4 * 64, m
+    for k in ["seconds", "total_tok_s", "output_tok_s", "mean_ttft_ms", "mean_tpot_ms"]:
+        assert m[k] > 0, (mode, k)
+assert r["single"]["max_seqs_in_step"] == 1, r["single"]
+assert r["continuous"]["max_seqs_in_step"] >= 1, r["continuous"]
+assert r["ratio_output_tok_s"] > 0
+PY
+
+cat >"$WORK/data.jsonl" <<'JSONL'
+{"prompt": "hello there", "output_len": 3}
+{"conversations": [{"from": "human", "value": "what is a page?"}, {"from": "gpt", "value": "a block"}]}
+{"prompt": [10, 11, 12, 13]}
+JSONL
+if "$BIN" bench offline --model "$MODEL" --dataset "$WORK/data.jsonl" --output-len 5 \
+  --skip-single --json "$WORK/dataset.json" >"$WORK/dataset.out" 2>&1 &&
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["continuous"]
+assert r["requests"] == 3 == c["requests"], r
+assert c["output_tokens"] == r["expected_output_tokens"], r
+assert c["prompt_tokens"] == r["prompt_tokens"] and r["prompt_tokens"] > 4, r
+' "$WORK/dataset.json"; then
+  pass "bench offline --dataset JSONL"
+else
+  fail "bench offline --dataset: $(tail -n 20 "$WORK/dataset.out")"
+fi
+out=$("$BIN" bench offline --model "$MODEL" --dataset "$WORK/missing.jsonl" 2>&1) &&
+  fail "missing --dataset exits non-zero" ||
+  check "missing --dataset names the file" -n "$(grep -F missing.jsonl <<<"$out")"
+finish
