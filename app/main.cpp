@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "serve") return ps::serve_command(argc, argv);
     if (cmd == "generate") return ps::generate_command(argc, argv);
+    if (cmd == "chat") return ps::chat_command(argc, argv);
     if (cmd == "train-tiny") return ps::train_tiny_command(argc, argv);
     if (cmd == "eval") return ps::eval_command(argc, argv);
     if (cmd == "bench") return ps::bench_command(argc, argv);

@@ -126,7 +126,9 @@ stop_server() {
 
 # metric NAME: the value of one Prometheus sample (name including labels) from /metrics.
 metric() {
-  curl -s --max-time 5 "$URL/metrics" | awk -v n="$1" '$1 == n { print $2; exit }'
+  # awk reads all of curl's output (no early exit): an early exit makes curl fail with a write
+  # error, which pipefail + set -e would turn into a silent test death.
+  curl -s --max-time 5 "$URL/metrics" | awk -v n="$1" '$1 == n && !found { print $2; found = 1 }'
 }
 
 # Node scripts need tests/js/node_modules (the test setup runs `npm ci --prefix tests/js`).
