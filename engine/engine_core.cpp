@@ -174,6 +174,7 @@ bool EngineCore::drain_inbox(bool block) {
 }
 
 void EngineCore::step() {
+  const Clock::time_point t_schedule = Clock::now();
   StepPlan plan = scheduler_->schedule();
   for (SeqId id : scheduler_->take_rejected()) {
     finish(id, FinishReason::kError,
@@ -192,12 +193,15 @@ void EngineCore::step() {
     std::lock_guard<std::mutex> lock(stats_mu_);
     queue_.observe(seconds_between(it->second->arrival, now));
   }
+  const Clock::time_point t_forward = Clock::now();
   runner_->forward(plan, &logits_);
   {
     // Counted before the events go out, so a reader that saw its finish event sees this step.
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.steps_total += 1;
     stats_.max_seqs_in_step = std::max(stats_.max_seqs_in_step, plan.num_seqs());
+    stats_.step_schedule_seconds += seconds_between(t_schedule, t_forward);
+    stats_.step_forward_seconds += seconds_between(t_forward, Clock::now());
   }
   sample_and_emit(plan, logits_);
   if (config_.check_integrity_every_step) scheduler_->block_manager().check_integrity();
@@ -206,6 +210,7 @@ void EngineCore::step() {
 
 void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logits) {
   const int32_t vocab = model_.config.vocab_size;
+  const Clock::time_point t_sample = Clock::now();
   std::vector<int32_t> sampled;
   std::vector<SampleResult> results;
   sampled.reserve(plan.sample_indices.size());
@@ -217,6 +222,7 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
                                       st.request.params, ctx, st.rng));
     sampled.push_back(results.back().token);
   }
+  const Clock::time_point t_emit = Clock::now();
   scheduler_->postprocess(plan, sampled);
 
   const Clock::time_point now = Clock::now();
@@ -263,6 +269,9 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
     requests_.erase(id);
     outstanding_.fetch_sub(1);
   }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.step_sample_seconds += seconds_between(t_sample, t_emit);
+  stats_.step_emit_seconds += seconds_between(t_emit, Clock::now());
 }
 
 void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,

@@ -30,6 +30,12 @@ struct EngineStats {
   uint64_t requests_finished_total = 0;
   uint64_t requests_aborted_total = 0;
   int32_t max_seqs_in_step = 0;  // the most sequences one step has run
+  // Wall time the engine thread spent in each phase of its steps, summed (seconds): scheduling
+  // and block bookkeeping, the model forward, sampling, and postprocess + stop checks + events.
+  double step_schedule_seconds = 0;
+  double step_forward_seconds = 0;
+  double step_sample_seconds = 0;
+  double step_emit_seconds = 0;
   HistogramSnapshot time_to_first_token;
   HistogramSnapshot inter_token_latency;
   HistogramSnapshot e2e_latency;

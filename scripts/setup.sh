@@ -14,10 +14,11 @@ packages=(
   libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2 nodejs npm
-  # Test tools: Chromium drives the web chat page (through playwright-core), tmux the terminal
+  # Test tools: Chromium drives the web chat page (through playwright-core; the WenQuanYi font
+  # draws its Chinese text), tmux the terminal
   # chat, python3-torch writes real torch.save fixtures for `convert`, gnuplot draws bench
   # plots, clang brings libFuzzer and the sanitizer runtimes, ccache makes rebuilds cheap.
-  chromium tmux python3-torch gnuplot-nox clang libclang-rt-14-dev ccache
+  chromium fonts-wqy-microhei tmux python3-torch gnuplot-nox clang libclang-rt-14-dev ccache
 )
 missing=()
 for p in "${packages[@]}"; do
