@@ -1,0 +1,17 @@
+#pragma once
+// Writes trained weights as a model directory that load_model and the server read.
+#include <string>
+
+#include "model/tiny_model.h"
+
+namespace ps {
+
+struct ModelWeights;
+
+// config.json, generation_config.json, tokenizer_config.json (make-tiny-model's layout: ChatML
+// template, <|im_end|> as EOS), the given tokenizer.json, and model.safetensors in `dtype`.
+// Throws std::runtime_error naming the path on failure.
+void export_model(const std::string& dir, const ModelWeights& weights,
+                  const std::string& tokenizer_json, WeightDtype dtype);
+
+}  // namespace ps
