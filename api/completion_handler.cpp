@@ -95,6 +95,23 @@ struct UsageTally {
   }
 };
 
+// When a response must be complete; the time point's max when --request-timeout is off.
+std::chrono::steady_clock::time_point deadline_of(const ServingContext& ctx) {
+  if (ctx.request_timeout.count() <= 0) return std::chrono::steady_clock::time_point::max();
+  return std::chrono::steady_clock::now() + ctx.request_timeout;
+}
+
+ApiError timed_out(const ServingContext& ctx) {
+  ApiError e;
+  e.status = 408;
+  e.type = "invalid_request_error";
+  e.code = "request_timeout";
+  e.message = "the request was still generating after " +
+              std::to_string(ctx.request_timeout.count()) +
+              " ms, the server's limit (--request-timeout); ask for fewer max_tokens";
+  return e;
+}
+
 // An abort or engine error ends the response as an error instead of a finish reason.
 std::optional<ApiError> failure_of(const RequestOutput& ev) {
   if (!ev.finish) return std::nullopt;
@@ -127,7 +144,10 @@ void respond_whole(const std::shared_ptr<const ServingContext>& ctx, Prepared& p
   UsageTally tally;
   tally.prompts(p.prompt_tokens);
   std::optional<ApiError> failure;
+  const auto deadline = deadline_of(*ctx);
   while (!streams.all_finished()) {
+    // Returning destroys the streams, which cancels what is left of them.
+    if (std::chrono::steady_clock::now() >= deadline) return send_error(res, timed_out(*ctx));
     if (watch.peer_gone()) {
       // Nobody will read the answer; returning destroys the streams, which cancels them.
       res.status = 499;
@@ -157,6 +177,7 @@ struct StreamJob {
   std::vector<int64_t> text_offsets;
   UsageTally tally;
   bool opened = false;
+  std::chrono::steady_clock::time_point deadline;
 
   StreamJob(std::shared_ptr<const ServingContext> c, Prepared prepared, ChoiceStreams s,
             ConnectionWatch w)
@@ -164,6 +185,7 @@ struct StreamJob {
     bytes = token_bytes_of(ctx);
     text_offsets.assign(streams.size(), 0);
     tally.prompts(p.prompt_tokens);
+    deadline = deadline_of(*ctx);
   }
 
   std::string chunk(const ChunkDelta& d, int64_t* offset) const {
@@ -207,7 +229,12 @@ struct StreamJob {
            k < 64 && streams.next(&i, &ev, k == 0 ? kPoll : std::chrono::milliseconds(0)); ++k) {
         append_event(i, ev, &out);
       }
-      if (streams.all_finished()) {
+      if (!streams.all_finished() && std::chrono::steady_clock::now() >= deadline) {
+        // The job (and so its streams) is destroyed once the response ends: that cancels them.
+        out += sse_event(error_json(timed_out(*ctx)));
+        out += kSseDone;
+        done = true;
+      } else if (streams.all_finished()) {
         if (p.include_usage) out += sse_event(usage_chunk(p.meta, tally.usage));
         out += kSseDone;
         done = true;

@@ -16,6 +16,7 @@
 #include "api/http_reply.h"
 #include "api/metrics_text.h"
 #include "api/openai_response.h"
+#include "api/static_page.h"
 
 namespace ps {
 namespace {
@@ -39,6 +40,14 @@ bool same_secret(const std::string& a, const std::string& b) {
     diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
   }
   return diff == 0;
+}
+
+bool origin_allowed(const std::vector<std::string>& allowed, const std::string& origin) {
+  if (origin.empty()) return false;
+  for (const auto& a : allowed) {
+    if (a == "*" || a == origin) return true;
+  }
+  return false;
 }
 
 bool needs_model(const std::string& path) {
@@ -162,6 +171,7 @@ void HttpServer::Impl::setup() {
     counters.count(res.status);
   });
 
+  add_static_routes(server);  // the web chat page at /
   server.Get("/health", [this](const httplib::Request&, httplib::Response& res) { health(res); });
   server.Get("/v1/models",
              [this](const httplib::Request&, httplib::Response& res) { models(res); });
@@ -184,7 +194,27 @@ void HttpServer::Impl::setup() {
 httplib::Server::HandlerResponse HttpServer::Impl::pre_route(const httplib::Request& req,
                                                              httplib::Response& res) {
   using R = httplib::Server::HandlerResponse;
-  if (!options.api_key.empty() && req.path.rfind("/v1", 0) == 0) {
+  // CORS is off unless --allowed-origins lists the page's origin; a preflight needs no key.
+  const std::string origin = req.get_header_value("Origin");
+  const bool cors = origin_allowed(options.allowed_origins, origin);
+  if (cors) {
+    res.set_header("Access-Control-Allow-Origin", origin);
+    res.set_header("Vary", "Origin");
+  }
+  if (req.method == "OPTIONS") {
+    res.status = 204;
+    res.set_header("Allow", "GET, POST, OPTIONS");
+    if (cors) {
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+      res.set_header("Access-Control-Max-Age", "600");
+    }
+    return R::Handled;
+  }
+  const bool probe = req.path == "/health" || req.path == "/metrics";
+  const bool keyed_route =
+      req.path.rfind("/v1", 0) == 0 || (options.key_for_health_metrics && probe);
+  if (!options.api_key.empty() && keyed_route) {
     std::string auth = req.get_header_value("Authorization");
     if (!same_secret(auth, "Bearer " + options.api_key)) {
       ApiError e;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/serving_context.h"
 
@@ -18,6 +19,10 @@ struct ServerOptions {
   // Each open connection (a streaming client, an idle keep-alive one) holds a thread while it
   // lasts, so this bounds how many clients are served at once; more wait for a free thread.
   int http_threads = 256;
+  // With an api_key: /health and /metrics need it too (else they stay open for probes).
+  bool key_for_health_metrics = false;
+  // Origins a browser page may call this server from (CORS); empty: none, "*": any.
+  std::vector<std::string> allowed_origins;
 };
 
 class HttpServer {

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace ps::json_fields {
 namespace {
@@ -21,8 +24,27 @@ std::string num(double v) {
 
 json parse_object(std::string_view body) {
   json j;
+  // Nesting is bounded (a deep document costs stack when it is destroyed, and no field of ours
+  // nests past a few levels) and a key sent twice is refused: which copy wins differs between
+  // JSON parsers, so a proxy and this server could read two different requests from one body.
+  std::vector<std::set<std::string>> keys;
+  auto guard = [&keys](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxJsonDepth) {
+      reject("", "request body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty()) {
+      std::string key = parsed.get<std::string>();
+      if (!keys.back().insert(key).second)
+        reject(key, "duplicate key '" + key + "' in the request body");
+    }
+    return true;
+  };
   try {
-    j = json::parse(body);
+    j = json::parse(body, guard);
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);

@@ -22,7 +22,11 @@ struct Reject {
 [[noreturn]] void reject(const std::string& param, const std::string& message);
 [[noreturn]] void wrong_type(const std::string& name, const char* want, const json& got);
 
-// The body as a JSON object; malformed JSON is rejected with where the parser stopped.
+// Deeper request bodies are refused; OpenAI request fields nest a few levels at most.
+inline constexpr int kMaxJsonDepth = 64;
+
+// The body as a JSON object; malformed JSON is rejected with where the parser stopped, and so
+// are bodies nested past kMaxJsonDepth and objects that repeat a key.
 json parse_object(std::string_view body);
 
 // A present, non-null field; null counts as absent, as in OpenAI's API.

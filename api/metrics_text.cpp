@@ -82,6 +82,15 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
          s.requests_aborted_total);
   metric(out, "max_seqs_in_step", "gauge", "The most sequences one engine step has run.",
          s.max_seqs_in_step);
+  header(out, "step_phase_seconds_total", "counter",
+         "Engine-thread wall time per step phase (schedule = scheduler and block bookkeeping).");
+  for (auto [phase, secs] :
+       {std::pair{"schedule", s.step_schedule_seconds},
+        std::pair{"forward", s.step_forward_seconds}, std::pair{"sample", s.step_sample_seconds},
+        std::pair{"emit", s.step_emit_seconds}}) {
+    out += std::string(kPrefix) + "step_phase_seconds_total{phase=\"" + phase + "\"} " +
+           std::to_string(secs) + "\n";
+  }
   histogram(out, "time_to_first_token_seconds", "Time from arrival to the first token.",
             s.time_to_first_token);
   histogram(out, "inter_token_latency_seconds", "Time between consecutive tokens of a request.",

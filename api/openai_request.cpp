@@ -1,5 +1,6 @@
 #include "api/openai_request.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "api/json_fields.h"
@@ -188,7 +189,8 @@ void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& li
     p.temperature = static_cast<float>(*v);
   }
   if (auto v = get_number(body, "top_p")) {
-    check_range("top_p", *v, 0, 1, /*lo_open=*/true);
+    // Checked as the float it becomes: 1e-300 > 0 as a double but is 0 as a float.
+    check_range("top_p", static_cast<float>(*v), 0, 1, /*lo_open=*/true);
     p.top_p = static_cast<float>(*v);
   }
   if (auto v = get_int(body, "top_k")) {
@@ -211,7 +213,7 @@ void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& li
     p.frequency_penalty = static_cast<float>(*v);
   }
   if (auto v = get_number(body, "repetition_penalty")) {
-    check_range("repetition_penalty", *v, 0, 2, /*lo_open=*/true);
+    check_range("repetition_penalty", static_cast<float>(*v), 0, 2, /*lo_open=*/true);
     p.repetition_penalty = static_cast<float>(*v);
   }
   if (auto v = get_int(body, "seed")) p.seed = static_cast<uint64_t>(*v);
@@ -234,11 +236,17 @@ void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& li
     if (*max_tokens < 1 || *max_tokens > std::numeric_limits<int32_t>::max()) {
       reject(max_name, "'" + max_name + "' must be at least 1, got " + std::to_string(*max_tokens));
     }
+    if (limits.max_tokens_limit > 0 && *max_tokens > limits.max_tokens_limit) {
+      reject(max_name,
+             "'" + max_name + "' must be at most " + std::to_string(limits.max_tokens_limit) +
+                 " on this server (--max-tokens-limit), got " + std::to_string(*max_tokens));
+    }
     p.max_tokens = static_cast<int32_t>(*max_tokens);
     r->max_tokens_given = true;
   } else {
     // Chat fills the context; legacy completions default to 16 (OpenAI's documented default).
     p.max_tokens = endpoint == Endpoint::kChat ? std::numeric_limits<int32_t>::max() : 16;
+    if (limits.max_tokens_limit > 0) p.max_tokens = std::min(p.max_tokens, limits.max_tokens_limit);
   }
   if (auto v = get_int(body, "min_tokens")) {
     if (*v < 0 || (r->max_tokens_given && *v > p.max_tokens)) {

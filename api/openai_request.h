@@ -29,6 +29,9 @@ struct RequestLimits {
   int32_t max_n = 16;
   int32_t max_logprobs = 20;
   int32_t max_stop = 16;
+  // --max-tokens-limit: an explicit max_tokens above it is refused; a default one is cut to it.
+  // 0: no limit beyond the context.
+  int32_t max_tokens_limit = 0;
 };
 
 struct OpenAiRequest {

@@ -1,6 +1,7 @@
 #pragma once
 // What request handlers need once the model is loaded. Shared and immutable: handler threads
 // hold it while they run, so the engine outlives every request that uses it.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,6 +20,9 @@ struct ServingContext {
   std::string served_model_name;
   RequestLimits limits;
   int32_t max_model_len = 0;
+  // --request-timeout: a completion still generating after this long is cancelled and answered
+  // with a timeout error (zero: no limit).
+  std::chrono::milliseconds request_timeout{0};
 };
 
 }  // namespace ps

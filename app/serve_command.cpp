@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "api/http_server.h"
 #include "api/shutdown_signal.h"
@@ -28,6 +29,11 @@ const char* kUsage =
     "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
     "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 256] [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
+    "  [--max-tokens-limit N (largest max_tokens a request may ask; 0: the context)]\n"
+    "  [--request-timeout SECONDS (0: none; a longer completion ends with a 408 error)]\n"
+    "  [--allowed-origins URL,URL|* (CORS; off by default)] [--metrics-require-key\n"
+    "  (with --api-key, /health and /metrics need the key too)] [--debug-check-integrity\n"
+    "  (check the KV cache after every engine step; slow, for tests)]\n"
     "  engine: [--max-num-seqs 64] [--max-batched-tokens 2048] [--max-model-len N]\n"
     "          [--max-queued-requests 4096] [--block-size 16] [--num-blocks N |\n"
     "          --kv-cache-memory 512M] [--no-prefix-caching]\n";
@@ -70,6 +76,25 @@ ChatTemplate pick_chat_template(const Flags& flags, const std::string& dir) {
   return ChatTemplate(ChatTemplateKind::kChatML);
 }
 
+// "--allowed-origins https://a.example,http://localhost:3000": exact origins, or "*".
+std::vector<std::string> split_origins(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    if (item.empty()) continue;
+    if (item != "*" && item.find("://") == std::string::npos) {
+      throw UsageError("--allowed-origins: '" + item +
+                       "' is not an origin; write scheme://host[:port] or *");
+    }
+    if (item.back() == '/') item.pop_back();  // browsers send origins without a trailing slash
+    out.push_back(item);
+  }
+  return out;
+}
+
 std::string default_model_name(const std::string& dir) {
   std::filesystem::path p(dir);
   std::string name = p.filename().string();
@@ -80,12 +105,21 @@ std::string default_model_name(const std::string& dir) {
 }  // namespace
 
 int serve_command(int argc, char** argv) {
-  std::set<std::string> valued = {"model",           "host",          "port",
-                                  "api-key",         "chat-template", "served-model-name",
-                                  "max-body-bytes",  "max-n",         "http-threads",
-                                  "shutdown-timeout"};
+  std::set<std::string> valued = {"model",
+                                  "host",
+                                  "port",
+                                  "api-key",
+                                  "chat-template",
+                                  "served-model-name",
+                                  "max-body-bytes",
+                                  "max-n",
+                                  "http-threads",
+                                  "shutdown-timeout",
+                                  "max-tokens-limit",
+                                  "request-timeout",
+                                  "allowed-origins"};
   valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
-  std::set<std::string> switches = {"help"};
+  std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity"};
   switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
   Flags flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
@@ -107,8 +141,21 @@ int serve_command(int argc, char** argv) {
   options.http_threads = static_cast<int>(int_in(flags, "http-threads", 256, 4, 4096));
   const auto max_n = static_cast<int32_t>(int_in(flags, "max-n", 16, 1, 256));
   const auto drain = std::chrono::seconds(int_in(flags, "shutdown-timeout", 10, 0, 3600));
+  const auto max_tokens_limit =
+      static_cast<int32_t>(int_in(flags, "max-tokens-limit", 0, 0, int64_t{1} << 30));
+  const double timeout_s = flags.f64("request-timeout", 0);
+  if (!(timeout_s >= 0 && timeout_s <= 86400)) {
+    throw UsageError("flag --request-timeout must be between 0 and 86400 seconds");
+  }
+  const auto request_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  options.key_for_health_metrics = flags.on("metrics-require-key");
+  if (options.key_for_health_metrics && options.api_key.empty()) {
+    throw UsageError("--metrics-require-key needs --api-key (or env PAGEDSERVE_API_KEY)");
+  }
+  options.allowed_origins = split_origins(flags.str("allowed-origins", ""));
   const std::string dir = model_dir_from_flags(flags);
-  const EngineConfig engine_config = engine_config_from_flags(flags);
+  EngineConfig engine_config = engine_config_from_flags(flags);
+  engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
   const ChatTemplate chat_template = pick_chat_template(flags, dir);
   const std::string model_name = flags.str("served-model-name", default_model_name(dir));
 
@@ -149,7 +196,7 @@ int serve_command(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     auto tokenizer =
         std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
-    LoadedModel model = load_model(dir);
+    LoadedModel model = load_model_with_lora(flags, dir);
     auto e = std::make_shared<Engine>(std::move(model), tokenizer, engine_config);
     ctx = std::make_shared<ServingContext>();
     ctx->engine = e;
@@ -158,6 +205,8 @@ int serve_command(int argc, char** argv) {
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
     ctx->limits.max_n = max_n;
+    ctx->limits.max_tokens_limit = max_tokens_limit;
+    ctx->request_timeout = request_timeout;
     // Ids past either table would index beyond the embedding or the tokenizer's byte table.
     ctx->limits.vocab_size = std::min(e->model_config().vocab_size, tokenizer->vocab_size());
     std::lock_guard<std::mutex> lock(mu);

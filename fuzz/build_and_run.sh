@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/*_fuzz.cpp with clang (-fsanitize=fuzzer,address,undefined)
+# against only the torch-free sources they exercise, then runs each for a bounded time on its
+# checked-in corpus (fuzz/corpus/<target>/, read-only: new inputs go to a scratch dir).
+#
+#   bash fuzz/build_and_run.sh [OUT_DIR (default build-fuzz)] [SECONDS_PER_TARGET (default 20)] [TARGET...]
+#
+# Prints one line per target: "fuzz <target>: <N> executions in <S> s, 0 crashes". Exits non-zero
+# if a target crashes (the reproducer is kept under OUT_DIR/crashes/<target>/) or fails to build.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(realpath -m "${1:-$ROOT/build-fuzz}")
+SECS=${2:-20}
+shift $(($# > 2 ? 2 : $#))
+TARGETS=("$@")
+if ((${#TARGETS[@]} == 0)); then TARGETS=(request tokenizer safetensors stop); fi
+
+CXX=${FUZZ_CXX:-clang++}
+command -v "$CXX" >/dev/null || { echo "fuzz: $CXX not found (Debian: apt-get install clang libclang-rt-14-dev)"; exit 1; }
+LAUNCH=()
+command -v ccache >/dev/null && LAUNCH=(ccache)
+SAN=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+FLAGS=(-std=c++20 -O1 -g "${SAN[@]}" -I"$ROOT" $(pkg-config --cflags libpcre2-8))
+LIBS=($(pkg-config --libs libpcre2-8))
+
+# The library code under test: instrumented for coverage (fuzzer-no-link) and sanitizers.
+SOURCES=("$ROOT"/model/tokenizer/*.cpp "$ROOT"/sampling/*.cpp "$ROOT/model/safetensors_reader.cpp"
+  "$ROOT/api/openai_request.cpp" "$ROOT/api/json_fields.cpp" "$ROOT/api/sse.cpp")
+mkdir -p "$OUT/obj"
+objs=()
+for src in "${SOURCES[@]}"; do
+  rel=${src#"$ROOT"/}
+  obj="$OUT/obj/${rel//\//_}.o"
+  if [[ ! -f "$obj" || "$src" -nt "$obj" ]]; then
+    "${LAUNCH[@]}" "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+  fi
+  objs+=("$obj")
+done
+rm -f "$OUT/libfuzzdeps.a"
+ar rcs "$OUT/libfuzzdeps.a" "${objs[@]}"
+
+status=0
+for t in "${TARGETS[@]}"; do
+  "${LAUNCH[@]}" "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/fuzz/${t}_fuzz.cpp" \
+    "$OUT/libfuzzdeps.a" "${LIBS[@]}" -o "$OUT/${t}_fuzz"
+  scratch="$OUT/corpus-new/$t"
+  crashes="$OUT/crashes/$t"
+  rm -rf "$scratch"
+  mkdir -p "$scratch" "$crashes"
+  log="$OUT/$t.log"
+  rc=0
+  # -rss_limit_mb: a blow-up (a parser allocating per input byte) fails instead of swapping.
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$OUT/${t}_fuzz" "$scratch" "$ROOT/fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$crashes/" \
+    >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  if ((rc != 0)); then
+    echo "fuzz $t: FAILED (exit $rc) after ${execs:-?} executions; reproducer in $crashes/, log $log"
+    grep -m 5 -E 'ERROR|SUMMARY|runtime error|deadly signal' "$log" || tail -n 20 "$log"
+    status=1
+  else
+    echo "fuzz $t: ${execs:-?} executions in $SECS s, 0 crashes (corpus $(ls "$ROOT/fuzz/corpus/$t" | wc -l) seeds)"
+  fi
+done
+exit $status
