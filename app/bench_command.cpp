@@ -64,7 +64,12 @@ json to_json(const ModeResult& r) {
           {"mean_ttft_ms", r.mean_ttft_s * 1e3},
           {"mean_tpot_ms", r.mean_tpot_s * 1e3},
           {"max_seqs_in_step", r.max_seqs_in_step},
-          {"steps", r.steps}};
+          {"steps", r.steps},
+          {"step_time_shares",
+           {{"schedule", r.schedule_share},
+            {"forward", r.forward_share},
+            {"sample", r.sample_share},
+            {"emit", r.emit_share}}}};
 }
 
 void print_mode(const ModeResult& r) {
@@ -74,6 +79,9 @@ void print_mode(const ModeResult& r) {
       r.mode.c_str(), r.requests, static_cast<long long>(r.output_tokens), r.seconds,
       r.total_tok_s(), r.output_tok_s(), r.mean_ttft_s * 1e3, r.mean_tpot_s * 1e3,
       r.max_seqs_in_step);
+  std::printf("%-12s step time: schedule %.2f%%  forward %.2f%%  sample %.2f%%  emit %.2f%%\n", "",
+              100 * r.schedule_share, 100 * r.forward_share, 100 * r.sample_share,
+              100 * r.emit_share);
   std::fflush(stdout);
 }
 

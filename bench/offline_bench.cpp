@@ -95,6 +95,14 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
   EngineStats s = engine.stats();
   r.max_seqs_in_step = s.max_seqs_in_step;
   r.steps = s.steps_total;
+  const double step_total = s.step_schedule_seconds + s.step_forward_seconds +
+                            s.step_sample_seconds + s.step_emit_seconds;
+  if (step_total > 0) {
+    r.schedule_share = s.step_schedule_seconds / step_total;
+    r.forward_share = s.step_forward_seconds / step_total;
+    r.sample_share = s.step_sample_seconds / step_total;
+    r.emit_share = s.step_emit_seconds / step_total;
+  }
   return r;
 }
 

@@ -23,6 +23,8 @@ struct ModeResult {
   double mean_tpot_s = 0;  // (latency - ttft) / (output tokens - 1), averaged over requests
   int32_t max_seqs_in_step = 0;
   uint64_t steps = 0;
+  // Shares of the engine's step time (DESIGN §7: scheduling must stay far below the model).
+  double schedule_share = 0, forward_share = 0, sample_share = 0, emit_share = 0;
   double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
   double output_tok_s() const { return output_tokens / seconds; }
 };
