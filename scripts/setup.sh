@@ -13,7 +13,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jinja2 nodejs npm
+  python3 python3-jinja2
   # Test tools: Chromium drives the web chat page (through playwright-core; the WenQuanYi font
   # draws its Chinese text), tmux the terminal
   # chat, python3-torch writes real torch.save fixtures for `convert`, gnuplot draws bench
@@ -24,6 +24,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js may come from elsewhere than Debian (e.g. a nodejs build that bundles npm, which then
+# conflicts with Debian's npm package): install Debian's only when the commands are missing.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""
