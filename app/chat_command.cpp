@@ -14,6 +14,7 @@
 
 #include "app/chat_backend.h"
 #include "app/chat_session.h"
+#include "app/chat_template_flag.h"
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
@@ -79,33 +80,9 @@ class LineReader {
   std::string buf_;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The same choice as `serve`: the flag, else what tokenizer_config.json looks like, else ChatML.
-ChatTemplate pick_template(const Flags& flags, const std::string& dir) {
-  if (auto name = flags.opt("chat-template")) {
-    auto t = ChatTemplate::from_name(*name);
-    if (!t) {
-      throw UsageError("--chat-template " + *name + ": unknown; use one of " +
-                       ChatTemplate::known_names());
-    }
-    return *t;
-  }
-  const std::string config = dir + "/tokenizer_config.json";
-  if (std::filesystem::exists(config)) {
-    if (auto t = ChatTemplate::detect(read_text(config))) return *t;
-  }
-  return ChatTemplate(ChatTemplateKind::kChatML);
-}
-
 std::unique_ptr<ChatBackend> in_process_backend(const Flags& flags) {
   const std::string dir = model_dir_from_flags(flags);
-  const ChatTemplate tmpl = pick_template(flags, dir);
+  const ChatTemplate tmpl = chat_template_from_flags(flags, dir, "chat");
   std::fprintf(stderr, "loading %s ...\n", dir.c_str());
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
   LoadedModel model = load_model_with_lora(flags, dir);  // --lora works here as in serve

@@ -13,6 +13,7 @@
 
 #include "api/http_server.h"
 #include "api/shutdown_signal.h"
+#include "app/chat_template_flag.h"
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
@@ -46,34 +47,6 @@ int64_t int_in(const Flags& flags, const std::string& name, int64_t fallback, in
                      std::to_string(hi) + ", got " + std::to_string(v));
   }
   return v;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// --chat-template wins; else what tokenizer_config.json's template looks like; else ChatML.
-ChatTemplate pick_chat_template(const Flags& flags, const std::string& dir) {
-  if (auto name = flags.opt("chat-template")) {
-    auto t = ChatTemplate::from_name(*name);
-    if (!t) {
-      throw UsageError("--chat-template " + *name + ": unknown; use one of " +
-                       ChatTemplate::known_names());
-    }
-    return *t;
-  }
-  std::string config_path = dir + "/tokenizer_config.json";
-  if (std::filesystem::exists(config_path)) {
-    if (auto t = ChatTemplate::detect(read_file(config_path))) return *t;
-  }
-  std::fprintf(stderr,
-               "pagedserve serve: no known chat template in %s; using chatml (pass "
-               "--chat-template to choose)\n",
-               config_path.c_str());
-  return ChatTemplate(ChatTemplateKind::kChatML);
 }
 
 // "--allowed-origins https://a.example,http://localhost:3000": exact origins, or "*".
@@ -156,7 +129,7 @@ int serve_command(int argc, char** argv) {
   const std::string dir = model_dir_from_flags(flags);
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
-  const ChatTemplate chat_template = pick_chat_template(flags, dir);
+  const ChatTemplate chat_template = chat_template_from_flags(flags, dir, "serve");
   const std::string model_name = flags.str("served-model-name", default_model_name(dir));
 
   ShutdownSignal signals;  // before any thread starts, so all of them inherit the mask
