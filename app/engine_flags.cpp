@@ -1,7 +1,7 @@
 #include "app/engine_flags.h"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "model/lora_merge.h"
@@ -10,7 +10,7 @@ namespace ps {
 
 const std::set<std::string>& engine_valued_flags() {
   static const std::set<std::string> flags = {
-      "block-size",         "num-blocks",    "kv-cache-memory",    "max-num-seqs",
+      "block-size",         "num-blocks",    "kv-cache-memory",     "max-num-seqs",
       "max-batched-tokens", "max-model-len", "max-queued-requests", "lora"};
   return flags;
 }

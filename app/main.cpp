@@ -17,14 +17,14 @@ void usage() {
       "commands:\n"
       "  serve            OpenAI-compatible HTTP server (--model DIR --host --port ...)\n"
       "  chat             terminal chat (--model DIR or --url http://HOST:PORT)\n"
-               "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
+      "  generate         offline generation (--model DIR --prompt TEXT | --prompts FILE.jsonl)\n"
       "  bench offline    continuous batching vs single-request throughput\n"
       "  train-tiny       train the tiny chat model (--data FILE.jsonl --out DIR)\n"
       "  eval             greedy exact-match / similarity on a JSONL of questions\n"
       "  convert          torch.save state_dict (.pth) -> Hugging Face checkpoint\n"
-               "  merge-lora       merge a LoRA adapter into a checkpoint\n"
-               "  export           checkpoint -> torch.save state_dict (.pth)\n"
-               "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
+      "  merge-lora       merge a LoRA adapter into a checkpoint\n"
+      "  export           checkpoint -> torch.save state_dict (.pth)\n"
+      "  make-tiny-model  write a random tiny Hugging Face checkpoint (DIR)\n"
       "run `pagedserve <command> --help` for its flags\n");
 }
 
