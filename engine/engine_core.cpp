@@ -71,6 +71,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
 }
 
 EngineCore::~EngineCore() {
+  stop_accepting();
   stop_ = true;
   inbox_.enqueue(AbortAllCommand{});
   if (thread_.joinable()) thread_.join();
@@ -78,6 +79,11 @@ EngineCore::~EngineCore() {
 
 void EngineCore::start() {
   thread_ = std::thread([this] { loop(); });
+}
+
+void EngineCore::stop_accepting() {
+  std::lock_guard<std::mutex> lock(submit_mu_);
+  accepting_ = false;
 }
 
 SubmitResult EngineCore::submit(Request request) {
@@ -119,7 +125,16 @@ SubmitResult EngineCore::submit(Request request) {
   }
   RequestId id = next_id_.fetch_add(1);
   auto stream = std::make_shared<StreamState>(id);
-  inbox_.enqueue(AddCommand{id, std::move(request), stream});
+  {
+    // Checked again under the lock that stop_accepting() takes, so no request can enter the
+    // inbox after the engine thread's final drain (it would never get its finish event).
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    if (!accepting_) {
+      outstanding_.fetch_sub(1);
+      return SubmitError{SubmitError::Kind::kShuttingDown, "the server is shutting down", ""};
+    }
+    inbox_.enqueue(AddCommand{id, std::move(request), stream});
+  }
   return std::make_unique<RequestStream>(stream, weak_from_this());
 }
 
@@ -133,10 +148,25 @@ void EngineCore::loop() {
     if (stop_) break;
     if (scheduler_->has_unfinished()) step();
   }
-  // Whatever is left ends with exactly one finish event.
+  // Whatever is left ends with exactly one finish event: requests the engine had taken in, and
+  // requests still in the inbox (submitted just before the stop, never seen by a step).
   std::vector<RequestId> left;
   for (auto& [id, state] : requests_) left.push_back(id);
   for (RequestId id : left) finish(id, FinishReason::kAbort, "engine stopped", "");
+  Command cmd;
+  while (inbox_.try_dequeue(cmd)) {
+    auto* add = std::get_if<AddCommand>(&cmd);
+    if (!add) continue;
+    RequestOutput ev;
+    ev.finish = FinishReason::kAbort;
+    ev.finish_detail = "engine stopped";
+    ev.prompt_tokens = static_cast<int32_t>(add->request.prompt_ids.size());
+    add->stream->push(std::move(ev));
+    outstanding_.fetch_sub(1);
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.requests_aborted_total += 1;
+    stats_.requests_finished_total += 1;
+  }
   publish_stats();
 }
 
@@ -333,7 +363,7 @@ EngineStats EngineCore::stats() const {
 }
 
 void EngineCore::shutdown(std::chrono::milliseconds drain) {
-  accepting_ = false;
+  stop_accepting();
   const auto deadline = Clock::now() + drain;
   while (outstanding_.load() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -47,6 +47,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   using Command = std::variant<AddCommand, CancelCommand, AbortAllCommand>;
 
   void loop();
+  void stop_accepting();
   bool drain_inbox(bool block);  // false when asked to stop
   void step();
   void sample_and_emit(const StepPlan& plan, std::vector<float>& logits);
@@ -71,6 +72,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> accepting_{true};
+  std::mutex submit_mu_;  // orders submit()'s enqueue against stop_accepting()
   std::atomic<int64_t> next_id_{1};
   std::atomic<int64_t> outstanding_{0};  // submitted and not yet finished
 
