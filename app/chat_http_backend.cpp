@@ -103,6 +103,7 @@ class HttpChatBackend : public ChatBackend {
                  {"max_tokens", knobs.max_tokens},
                  {"repetition_penalty", knobs.repetition_penalty}};
     if (knobs.seed) body["seed"] = *knobs.seed;
+    if (knobs.ignore_eos) body["ignore_eos"] = true;
 
     StreamShared s;
     std::atomic<bool> cancel{false};

@@ -40,6 +40,7 @@ SamplingParams ChatKnobs::to_params() const {
   p.max_tokens = max_tokens;
   p.repetition_penalty = repetition_penalty;
   p.seed = seed;
+  p.ignore_eos = ignore_eos;
   return p;
 }
 
@@ -47,7 +48,8 @@ std::string ChatKnobs::describe() const {
   return "temperature " + fmt(temperature) + ", top_p " + fmt(top_p) + ", top_k " +
          std::to_string(top_k) + ", max_tokens " + std::to_string(max_tokens) +
          ", repetition_penalty " + fmt(repetition_penalty) + ", seed " +
-         (seed ? std::to_string(*seed) : std::string("off"));
+         (seed ? std::to_string(*seed) : std::string("off")) + ", ignore_eos " +
+         (ignore_eos ? "on" : "off");
 }
 
 ChatSession::ChatSession(ChatKnobs knobs, std::string system_prompt, int32_t history_turns)
@@ -58,7 +60,8 @@ const char* ChatSession::help() {
          "  /reset                 forget the conversation (keeps the system prompt and knobs)\n"
          "  /system TEXT           set the system prompt (/system alone clears it)\n"
          "  /set NAME VALUE        temperature, top_p, top_k, max_tokens, repetition_penalty,\n"
-         "                         seed (a number, or off), history (turns kept, 0 = none)\n"
+         "                         seed (a number, or off), history (turns kept, 0 = none),\n"
+         "                         ignore_eos (on or off)\n"
          "  /show                  print the knobs, the system prompt and the history size\n"
          "  /quit                  leave (or Ctrl-D); Ctrl-C stops the current answer\n";
 }
@@ -87,6 +90,11 @@ std::string ChatSession::set_knob(const std::string& name, const std::string& va
   if (name == "max_tokens") return int_in(1, 1 << 30, &knobs_.max_tokens);
   if (name == "repetition_penalty") return real_in(1e-6f, 2.0f, &knobs_.repetition_penalty);
   if (name == "history") return int_in(0, 1 << 20, &history_turns_);
+  if (name == "ignore_eos") {
+    if (value != "on" && value != "off") return bad("on or off");
+    knobs_.ignore_eos = value == "on";
+    return "ignore_eos = " + value;
+  }
   if (name == "seed") {
     if (value == "off" || value == "none") {
       knobs_.seed.reset();
@@ -98,7 +106,8 @@ std::string ChatSession::set_knob(const std::string& name, const std::string& va
     return "seed = " + std::to_string(*v);
   }
   return "/set: unknown knob '" + name +
-         "'; use temperature, top_p, top_k, max_tokens, repetition_penalty, seed or history";
+         "'; use temperature, top_p, top_k, max_tokens, repetition_penalty, seed, history or "
+         "ignore_eos";
 }
 
 ChatAction ChatSession::handle_line(const std::string& raw) {

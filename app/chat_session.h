@@ -20,6 +20,7 @@ struct ChatKnobs {
   int32_t max_tokens = 256;
   float repetition_penalty = 1.0f;
   std::optional<uint64_t> seed;
+  bool ignore_eos = false;  // keep generating past EOS (to watch a long answer, or to test)
 
   SamplingParams to_params() const;
   std::string describe() const;  // "temperature 0.7, top_p 1, ..." for /show

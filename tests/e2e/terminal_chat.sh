@@ -65,6 +65,8 @@ long_answer_then_ctrl_c() {
   local name=$1
   local stats_before=$(count '^\[([0-9]+|\?) prompt')
   tmx send-keys -t chat '/set max_tokens 3000' Enter
+  # A random model can sample EOS at any step; the answer must still be running at Ctrl-C.
+  tmx send-keys -t chat '/set ignore_eos on' Enter
   tmx send-keys -t chat -l 'Tell me a very long story.'
   tmx send-keys -t chat Enter
   # Two looks at the screen while the answer is being written: it grows, so it is streamed.
