@@ -29,6 +29,9 @@ size_t utf8_sequence_length(std::string_view s, size_t pos);
 // Decodes the well-formed sequence of `len` bytes at s[pos].
 char32_t utf8_decode_at(std::string_view s, size_t pos, size_t len);
 
+// Appends the UTF-8 encoding of code point `cp` (which must be a valid scalar value).
+void append_utf8(std::string& out, char32_t cp);
+
 // Unicode White_Space property (what Oniguruma and the JS library mean by \s).
 bool is_unicode_white_space(char32_t cp);
 

@@ -13,27 +13,10 @@
 #include <string>
 
 #include "model/tokenizer/bpe_trainer.h"
+#include "model/tokenizer/byte_level.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace {
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 std::string unescape(const std::string& line) {
   std::string out;
@@ -54,8 +37,8 @@ std::string unescape(const std::string& line) {
     } else if (c == 'u' && i + 2 < line.size() && line[i + 2] == '{' &&
                line.find('}', i + 3) != std::string::npos) {
       size_t close = line.find('}', i + 3);
-      append_utf8(
-          out, static_cast<uint32_t>(std::stoul(line.substr(i + 3, close - i - 3), nullptr, 16)));
+      ps::append_utf8(
+          out, static_cast<char32_t>(std::stoul(line.substr(i + 3, close - i - 3), nullptr, 16)));
       i = close;
       continue;
     } else {
