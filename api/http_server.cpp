@@ -1,6 +1,7 @@
 #include "api/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -63,6 +64,7 @@ struct HttpServer::Impl {
   std::shared_ptr<const ServingContext> context;  // null while loading
   std::atomic<bool> shutting_down{false};
   std::atomic<bool> run_started{false}, run_returned{false}, stop_requested{false};
+  std::atomic<int> listen_fd{-1};  // the listening socket, to raise its accept backlog
   HttpCounters counters;
   int64_t started = 0;
 
@@ -117,6 +119,14 @@ void HttpServer::Impl::setup() {
   size_t threads = static_cast<size_t>(std::max(4, options.http_threads));
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_tcp_nodelay(true);  // SSE chunks are small; Nagle would delay each token
+  // Replaces httplib's default socket options (SO_REUSEADDR, kept) to remember the listening
+  // socket: bind() raises its backlog from httplib's built-in 5, which overflowed when 64
+  // clients connected at once (dropped handshakes, then failed reads on the client side).
+  server.set_socket_options([this](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd.store(sock);
+  });
   server.set_keep_alive_max_count(1000);
   server.set_keep_alive_timeout(5);
   // httplib drops oversized bodies itself only past twice our limit; between the two we read the
@@ -304,6 +314,8 @@ int HttpServer::bind() {
     throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
                              " (address in use, or not an address of this machine)");
   }
+  // listen() again on a listening socket only changes its backlog (Linux).
+  if (int fd = impl_->listen_fd.load(); fd >= 0) ::listen(fd, SOMAXCONN);
   return port;
 }
 
