@@ -37,6 +37,29 @@ WeightDtype parse_weight_dtype(const std::string& text, const std::string& flag)
   throw std::runtime_error(flag + " must be f32, bf16 or f16, got '" + text + "'");
 }
 
+void write_weights_safetensors(const std::string& path, const ModelWeights& weights,
+                               WeightDtype dtype) {
+  const at::ScalarType st = dtype == WeightDtype::kBF16  ? at::kBFloat16
+                            : dtype == WeightDtype::kF16 ? at::kHalf
+                                                         : at::kFloat;
+  const SafetensorsDtype sd = dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
+                              : dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
+                                                           : SafetensorsDtype::kF32;
+  ModelWeights copy = weights;  // weight_slots needs a mutable struct; the tensors are shared
+  std::vector<at::Tensor> stored;
+  std::vector<SafetensorsEntry> entries;
+  const std::vector<WeightSlot> slots = weight_slots(copy);
+  stored.reserve(slots.size());
+  for (const WeightSlot& slot : slots) {
+    stored.push_back(slot.tensor->detach().to(st).contiguous());
+    const at::Tensor& t = stored.back();
+    entries.push_back({slot.name, sd, slot.shape,
+                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
+                                                static_cast<size_t>(t.nbytes()))});
+  }
+  write_safetensors_file(path, entries, {{"format", "pt"}});
+}
+
 void write_checkpoint(const std::string& dir_name, const ModelWeights& weights, WeightDtype dtype,
                       const std::vector<std::string>& copy_files) {
   const fs::path dir(dir_name);
@@ -66,24 +89,6 @@ void write_checkpoint(const std::string& dir_name, const ModelWeights& weights, 
     write_text(dir / "generation_config.json", gen.dump(2) + "\n");
   }
 
-  const at::ScalarType st = dtype == WeightDtype::kBF16  ? at::kBFloat16
-                            : dtype == WeightDtype::kF16 ? at::kHalf
-                                                         : at::kFloat;
-  const SafetensorsDtype sd = dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
-                              : dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
-                                                           : SafetensorsDtype::kF32;
-  ModelWeights copy = weights;  // weight_slots needs a mutable struct; the tensors are shared
-  std::vector<at::Tensor> stored;
-  std::vector<SafetensorsEntry> entries;
-  const std::vector<WeightSlot> slots = weight_slots(copy);
-  stored.reserve(slots.size());
-  for (const WeightSlot& slot : slots) {
-    stored.push_back(slot.tensor->detach().to(st).contiguous());
-    const at::Tensor& t = stored.back();
-    entries.push_back({slot.name, sd, slot.shape,
-                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
-                                                static_cast<size_t>(t.nbytes()))});
-  }
   // The loader prefers model.safetensors, but remove a stale sharded layout anyway so the
   // directory holds exactly one checkpoint.
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -93,7 +98,7 @@ void write_checkpoint(const std::string& dir_name, const ModelWeights& weights, 
       fs::remove(entry.path(), ec);
     }
   }
-  write_safetensors_file((dir / "model.safetensors").string(), entries, {{"format", "pt"}});
+  write_weights_safetensors((dir / "model.safetensors").string(), weights, dtype);
 }
 
 }  // namespace ps

@@ -18,6 +18,11 @@ WeightDtype parse_weight_dtype(const std::string& text, const std::string& flag)
 // (unless one was copied) and model.safetensors in `dtype`. Stale shards and a stale
 // model.safetensors.index.json in `dir` are removed so the loader cannot pick them up.
 // Throws std::runtime_error naming the path on I/O failure.
+// Writes all tensors of `weights` (canonical Hugging Face names) to one safetensors file in
+// `dtype`. Throws std::runtime_error naming the path on I/O failure.
+void write_weights_safetensors(const std::string& path, const ModelWeights& weights,
+                               WeightDtype dtype);
+
 void write_checkpoint(const std::string& dir, const ModelWeights& weights, WeightDtype dtype,
                       const std::vector<std::string>& copy_files);
 
