@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: installs and builds (scripts/setup.sh); runs the AddressSanitizer +
-# UndefinedBehaviorSanitizer stage over the torch-free libraries' and the API's unit tests
-# (scripts/sanitize.sh says why the torch parts are left to its `--full` mode); then every test
+# The whole test suite: installs and builds (scripts/setup.sh); runs the sanitizer stage
+# (scripts/sanitize.sh: unit tests and the HTTP tests under ASan+UBSan, the engine tests under
+# TSan; it reuses the main build's torch objects through ccache); then every test
 # through CTest — unit tests, the tokenizer cross-check against @huggingface/tokenizers, and the
 # process-level tests that start the real binary on loopback. CTest runs last so its summary
 # closes the output.

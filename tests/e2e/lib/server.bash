@@ -12,8 +12,18 @@ FAILED=0
 SERVER_PIDS=()
 
 cleanup() {
-  local pid
+  local pid i
+  # SIGTERM first, so every server a test started also goes through the graceful shutdown
+  # path, and under AddressSanitizer through LeakSanitizer's check at exit (a SIGKILLed
+  # process reports nothing); SIGKILL after 5 s for one that hangs.
   for pid in "${SERVER_PIDS[@]:-}"; do
+    [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${SERVER_PIDS[@]:-}"; do
+    for i in $(seq 1 50); do
+      [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
     [[ -n "$pid" ]] && kill -KILL "$pid" 2>/dev/null || true
   done
   # Children we put in the background (curl, node) die with the test, never outlive it.
