@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
+#include "app/openmp_wait_policy.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ps::prefer_passive_openmp_wait(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     usage();
     return argc < 2 ? 2 : 0;

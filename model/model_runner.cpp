@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "model/model_weights.h"
+#include "model/packed_linear.h"
 #include "model/paged_attention.h"
 #include "model/runner_ops.h"
 #include "model/runner_plan_check.h"
-#include "model/small_m_linear.h"
 
 namespace ps {
 namespace {
@@ -32,19 +32,29 @@ const float* ptr(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<float>() : nullptr;
 }
 
+// A projection weight [n, k], packed into panels once (packed_linear.h); the fp32 tensor it was
+// packed from is not kept.
+struct Projection {
+  PackedWeight packed;
+  explicit Projection(const at::Tensor& w) : packed(w.data_ptr<float>(), w.size(0), w.size(1)) {}
+  Projection() = default;
+  bool shape_is(int64_t n, int64_t k) const { return packed.n() == n && packed.k() == k; }
+};
+
 // Weights re-laid out once so a step issues one product per projection: q, k and v share the
 // normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
 struct PackedLayer {
-  at::Tensor input_norm, qkv, qkv_bias, q_norm, k_norm, o_proj, post_norm, gate_up, down;
+  at::Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
+  Projection qkv, o_proj, gate_up, down;
 };
 
 PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c) {
   PackedLayer p;
   p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
-  p.qkv = at::cat({dense_f32(l.q_proj, "q_proj"), dense_f32(l.k_proj, "k_proj"),
-                   dense_f32(l.v_proj, "v_proj")},
-                  0)
-              .contiguous();
+  p.qkv = Projection(at::cat({dense_f32(l.q_proj, "q_proj"), dense_f32(l.k_proj, "k_proj"),
+                              dense_f32(l.v_proj, "v_proj")},
+                             0)
+                         .contiguous());
   if (c.attention_bias) {
     p.qkv_bias = at::cat({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
                           dense_f32(l.v_bias, "v_bias")})
@@ -54,34 +64,31 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c) {
     p.q_norm = dense_f32(l.q_norm, "q_norm");
     p.k_norm = dense_f32(l.k_norm, "k_norm");
   }
-  p.o_proj = dense_f32(l.o_proj, "o_proj");
+  p.o_proj = Projection(dense_f32(l.o_proj, "o_proj"));
   p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
-  p.gate_up = at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
-                  .contiguous();
-  p.down = dense_f32(l.down_proj, "down_proj");
+  p.gate_up =
+      Projection(at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
+                     .contiguous());
+  p.down = Projection(dense_f32(l.down_proj, "down_proj"));
   const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
-  const bool ok = p.qkv.sizes() == at::IntArrayRef{q + 2 * kv, h} &&
-                  p.o_proj.sizes() == at::IntArrayRef{h, q} &&
-                  p.gate_up.sizes() == at::IntArrayRef{2 * i, h} &&
-                  p.down.sizes() == at::IntArrayRef{h, i} && p.input_norm.numel() == h &&
-                  p.post_norm.numel() == h;
+  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) &&
+                  p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i) &&
+                  p.input_norm.numel() == h && p.post_norm.numel() == h;
   if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
   return p;
 }
 
-// y[m, n] (= or +=) x[m, k] · wᵀ (+ bias), w a packed [n, k] weight.
-void project(const float* x, int64_t m, const at::Tensor& w, const at::Tensor& bias, float* y,
+// y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
+void project(const float* x, int64_t m, const Projection& w, const at::Tensor& bias, float* y,
              bool accumulate = false) {
-  LinearArgs a;
+  PackedLinearArgs a;
   a.x = x;
-  a.w = ptr(w);
+  a.w = &w.packed;
   a.bias = ptr(bias);
   a.y = y;
   a.m = m;
-  a.n = w.size(0);
-  a.k = w.size(1);
   a.accumulate = accumulate;
-  linear(a);
+  packed_linear(a);
 }
 
 // Grow-only scratch: a step reuses the previous step's memory (fresh multi-megabyte buffers
@@ -117,7 +124,8 @@ struct ModelRunner::Impl {
   std::shared_ptr<const ModelWeights> weights;
   ModelConfig c;
   KvCacheSpec spec;
-  at::Tensor embed, final_norm, lm_head;
+  at::Tensor embed, final_norm;
+  Projection lm_head;
   std::vector<PackedLayer> layers;
   std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
   at::Tensor inv_freq;                       // [head_dim / 2], as HF computes it
@@ -251,11 +259,13 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   }
   m.embed = dense_f32(m.weights->embed_tokens, "embed_tokens");
   m.final_norm = dense_f32(m.weights->norm, "norm");
-  m.lm_head = m.weights->lm_head.defined() ? dense_f32(m.weights->lm_head, "lm_head") : m.embed;
+  const at::Tensor lm_head =
+      m.weights->lm_head.defined() ? dense_f32(m.weights->lm_head, "lm_head") : m.embed;
   if (m.embed.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size} ||
-      m.lm_head.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size}) {
+      lm_head.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size}) {
     throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
   }
+  m.lm_head = Projection(lm_head);
   for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c));
   const at::Tensor exponent =
       at::arange(0, c.head_dim, 2, at::kLong).to(at::kFloat) / int64_t{c.head_dim};

@@ -38,10 +38,12 @@ PS_INLINE void store8(float* p, const F32x8& v) {
   std::memcpy(p, &v, sizeof(v));
 }
 
-// `vector + scalar` is GCC's broadcast idiom; a braced list of 8 copies can compile to a chain
-// of vinsertps (seen in the attention kernel's hot loop).
+// `scalar - zero vector` is the broadcast idiom that compiles to one vbroadcastss: s - 0.0 is s
+// for every s, so GCC drops the subtraction. `zero + s` is not (-0.0 + 0.0 is +0.0), and GCC
+// keeps a scalar add in front of every broadcast, on the FMA ports; a braced list of 8 copies
+// compiles to a chain of vinsertps (both seen in the hot loops).
 PS_INLINE F32x8 splat8(float s) {
-  return F32x8{} + s;
+  return s - F32x8{};
 }
 
 PS_INLINE float hsum8(const F32x8& v) {

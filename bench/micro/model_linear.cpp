@@ -1,5 +1,7 @@
-// Small-M weight-streaming linear vs at::linear (OpenBLAS sgemm) for the decode-step shapes of
-// the default tiny model: [M, 512] x [512, 2816]^T (gate/up) and [M, 2816] x [2816, 512]^T (down).
+// The runner's packed-panel linear vs at::linear (OpenBLAS sgemm) on the projection shapes of
+// the default tiny model (qkv 512 -> 768, gate/up 512 -> 2816, down 1408 -> 512, lm_head
+// 512 -> 6400), hot (weight in cache) and cold (cycling through weights larger than L3, as a
+// real decode step streams them from DRAM), M = 1 (batch-1 decode) to 512 (a prefill chunk).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
@@ -8,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "model/small_m_linear.h"
+#include "model/packed_linear.h"
 
 namespace {
 
@@ -16,16 +18,6 @@ struct Shapes {
   at::Tensor x, w, y;
   Shapes(int64_t m, int64_t k, int64_t n)
       : x(at::randn({m, k})), w(at::randn({n, k})), y(at::empty({m, n})) {}
-  ps::LinearArgs args() {
-    ps::LinearArgs a;
-    a.x = x.data_ptr<float>();
-    a.w = w.data_ptr<float>();
-    a.y = y.data_ptr<float>();
-    a.m = x.size(0);
-    a.k = x.size(1);
-    a.n = w.size(0);
-    return a;
-  }
 };
 
 void report(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
@@ -41,28 +33,6 @@ void BM_AtLinear(benchmark::State& state, int64_t k, int64_t n) {
   for (auto _ : state) {
     at::Tensor y = at::linear(s.x, s.w);
     benchmark::DoNotOptimize(y.data_ptr<float>());
-  }
-  report(state, m, k, n);
-}
-
-void BM_SmallM(benchmark::State& state, int64_t k, int64_t n) {
-  const int64_t m = state.range(0);
-  Shapes s(m, k, n);
-  const ps::LinearArgs a = s.args();
-  for (auto _ : state) {
-    ps::small_m_linear(a);
-    benchmark::ClobberMemory();
-  }
-  report(state, m, k, n);
-}
-
-void BM_Linear(benchmark::State& state, int64_t k, int64_t n) {
-  const int64_t m = state.range(0);
-  Shapes s(m, k, n);
-  const ps::LinearArgs a = s.args();
-  for (auto _ : state) {
-    ps::linear(a);
-    benchmark::ClobberMemory();
   }
   report(state, m, k, n);
 }
@@ -89,38 +59,57 @@ void BM_AtLinearCold(benchmark::State& state, int64_t k, int64_t n) {
   report(state, m, k, n);
 }
 
-void BM_LinearCold(benchmark::State& state, int64_t k, int64_t n) {
+// The weight packed once (as the model runner does at load), then the product per iteration.
+void BM_Packed(benchmark::State& state, int64_t k, int64_t n) {
+  const int64_t m = state.range(0);
+  Shapes s(m, k, n);
+  const ps::PackedWeight w(s.w.data_ptr<float>(), n, k);
+  ps::PackedLinearArgs a;
+  a.x = s.x.data_ptr<float>();
+  a.w = &w;
+  a.y = s.y.data_ptr<float>();
+  a.m = m;
+  for (auto _ : state) {
+    ps::packed_linear(a);
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(ps::packed_linear_isa());
+  report(state, m, k, n);
+}
+
+void BM_PackedCold(benchmark::State& state, int64_t k, int64_t n) {
   const int64_t m = state.range(0);
   ColdWeights c(m, k, n);
-  ps::LinearArgs a;
+  std::vector<ps::PackedWeight> w;
+  for (const at::Tensor& t : c.w) w.emplace_back(t.data_ptr<float>(), n, k);
+  ps::PackedLinearArgs a;
   a.x = c.x.data_ptr<float>();
   a.y = c.y.data_ptr<float>();
   a.m = m;
-  a.k = k;
-  a.n = n;
   int i = 0;
   for (auto _ : state) {
-    a.w = c.w[i++ % ColdWeights::kCopies].data_ptr<float>();
-    ps::linear(a);
+    a.w = &w[i++ % ColdWeights::kCopies];
+    ps::packed_linear(a);
     benchmark::ClobberMemory();
   }
   report(state, m, k, n);
 }
 
 void Ms(benchmark::internal::Benchmark* b) {
-  for (int64_t m : {1, 2, 4, 8, 12, 16, 24, 32, 64}) b->Arg(m);
+  for (int64_t m : {1, 2, 4, 8, 12, 16, 24, 32, 64, 128, 512}) b->Arg(m);
   b->Unit(benchmark::kMicrosecond)->UseRealTime();  // wall time: the work is on all cores
 }
 
 BENCHMARK_CAPTURE(BM_AtLinear, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_SmallM, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_Linear, up_512x2816, 512, 2816)->Apply(Ms);
 BENCHMARK_CAPTURE(BM_AtLinearCold, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_LinearCold, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_AtLinear, down_2816x512, 2816, 512)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_SmallM, down_2816x512, 2816, 512)->Apply(Ms);
 BENCHMARK_CAPTURE(BM_AtLinear, lm_head_512x6400, 512, 6400)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_SmallM, lm_head_512x6400, 512, 6400)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_Packed, up_512x2816, 512, 2816)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_PackedCold, up_512x2816, 512, 2816)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_Packed, lm_head_512x6400, 512, 6400)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_AtLinear, qkv_512x768, 512, 768)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_Packed, qkv_512x768, 512, 768)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_AtLinear, down_1408x512, 1408, 512)->Apply(Ms);
+BENCHMARK_CAPTURE(BM_Packed, down_1408x512, 1408, 512)->Apply(Ms);
 
 }  // namespace
 

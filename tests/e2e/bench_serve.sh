@@ -86,6 +86,16 @@ else
 fi
 stop_server "$SERVER_PID" TERM 30
 
+# bench/http_vs_offline.sh (the HTTP-overhead figure of the README) on a small workload: it
+# runs end to end and prints a ratio from complete runs (not its value: never a speed).
+out=$(PAGEDSERVE="$BIN" BENCH_PROMPTS=8 BENCH_OUTPUT_LEN=8 bash "$ROOT/bench/http_vs_offline.sh" \
+  "$MODEL" 2>&1) || true
+if grep -qE '^round 1: .* 0 failed: serve / offline = [0-9.]+$' <<<"$out"; then
+  pass "http_vs_offline.sh reports a ratio with no failed requests"
+else
+  fail "http_vs_offline.sh: $(tail -n 20 <<<"$out")"
+fi
+
 # Errors name what to fix.
 out=$("$BIN" bench serve --url "$URL" --num-prompts 1 --request-timeout 2 --no-progress 2>&1) &&
   fail "bench serve against a stopped server exits non-zero" ||

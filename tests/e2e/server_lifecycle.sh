@@ -45,6 +45,10 @@ check "SIGINT on an idle server exits 0" "$STOP_RC" = 0
 
 start_server main --served-model-name tiny-test --shutdown-timeout 1
 models=$(curl -s "$URL/v1/models")
+# OpenMP workers sleep when idle (app/openmp_wait_policy.h): the binary re-executes itself with
+# OMP_WAIT_POLICY=passive, keeping its pid, unless the user chose a policy.
+check "the server runs with OMP_WAIT_POLICY=passive by default" \
+  "$(tr '\0' '\n' <"/proc/$SERVER_PID/environ" | grep -c '^OMP_WAIT_POLICY=passive$')" = 1
 check "/v1/models lists the served name" "$(echo "$models" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["object"], d["data"][0]["id"], d["data"][0]["max_model_len"])')" = "list tiny-test 4096"
 tok=$(curl -s -H 'Content-Type: application/json' -d '{"prompt":"Hello world"}' "$URL/tokenize")
 ids=$(echo "$tok" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["tokens"]))')
@@ -95,8 +99,10 @@ check "the in-flight stream ended cleanly (curl exit 0)" "$curl_rc" = 0
 check "the in-flight stream got an error event" "$(grep -c '^data: {"error"' "$WORK/inflight.out")" = 1
 check "the in-flight stream ended with [DONE]" "$(tail -n 2 "$WORK/inflight.out" | grep -c '^data: \[DONE\]')" = 1
 
-# --chat-template overrides what tokenizer_config.json says.
-start_server plain --chat-template plain
+# --chat-template overrides what tokenizer_config.json says. (Also: a policy the user set is kept.)
+OMP_WAIT_POLICY=active start_server plain --chat-template plain
+check "a user's OMP_WAIT_POLICY is kept" \
+  "$(tr '\0' '\n' <"/proc/$SERVER_PID/environ" | grep -c '^OMP_WAIT_POLICY=active$')" = 1
 plain_ids=$(curl -s -H 'Content-Type: application/json' -d '{"messages":[{"role":"user","content":"你好"}]}' \
   "$URL/tokenize" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["tokens"]))')
 plain_text=$(curl -s -H 'Content-Type: application/json' -d "{\"tokens\":$plain_ids}" "$URL/detokenize" |

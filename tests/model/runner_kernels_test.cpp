@@ -1,5 +1,5 @@
-// The runner's raw kernels against double-precision loops: the small-M linear (and the sgemm
-// path above its threshold), the fused RMSNorm / SiLU-and-mul / qk-norm + RoPE passes, and exp8.
+// The runner's raw kernels against double-precision loops: the fused RMSNorm / SiLU-and-mul /
+// qk-norm + RoPE passes, and exp8 (the projections' kernel: packed_linear_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +8,6 @@
 
 #include "model/runner_ops.h"
 #include "model/runner_simd.h"
-#include "model/small_m_linear.h"
 
 namespace ps {
 namespace {
@@ -19,65 +18,6 @@ std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.f) {
   std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   return v;
-}
-
-// Every m around the register-tile and small-M boundaries, odd n and k for the tails, padded
-// row strides, bias and accumulate.
-TEST(RunnerLinear, MatchesDoubleReference) {
-  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 40}) {
-    for (int64_t n : {1, 7, 37, 130}) {
-      for (int64_t k : {3, 8, 61, 128}) {
-        for (int variant = 0; variant < 4; ++variant) {
-          const bool with_bias = variant & 1, accumulate = variant & 2;
-          const int64_t ldx = k + (variant == 3 ? 5 : 0), ldy = n + (variant == 2 ? 3 : 0);
-          const auto x = randn(size_t(m * ldx), 1);
-          const auto w = randn(size_t(n * k), 2);
-          const auto bias = randn(size_t(n), 3);
-          const auto y0 = randn(size_t(m * ldy), 4);
-          for (bool small : {true, false}) {
-            std::vector<float> y = y0;
-            LinearArgs a;
-            a.x = x.data();
-            a.w = w.data();
-            a.bias = with_bias ? bias.data() : nullptr;
-            a.y = y.data();
-            a.m = m;
-            a.n = n;
-            a.k = k;
-            a.ldx = ldx;
-            a.ldy = ldy;
-            a.accumulate = accumulate;
-            small ? small_m_linear(a) : linear(a);
-            double worst = 0;
-            for (int64_t i = 0; i < m; ++i) {
-              for (int64_t j = 0; j < n; ++j) {
-                double ref = accumulate ? y0[i * ldy + j] : 0.0;
-                if (with_bias) ref += bias[j];
-                for (int64_t p = 0; p < k; ++p) ref += double(x[i * ldx + p]) * w[j * k + p];
-                worst = std::max(worst, std::abs(ref - y[i * ldy + j]));
-              }
-              // Padding between rows is never written.
-              for (int64_t j = n; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], y0[i * ldy + j]);
-            }
-            ASSERT_LT(worst, 1e-4) << "m " << m << " n " << n << " k " << k << " variant "
-                                   << variant << (small ? " small_m_linear" : " linear");
-          }
-        }
-      }
-    }
-  }
-}
-
-TEST(RunnerLinear, RejectsBadShapes) {
-  std::vector<float> buf(16);
-  LinearArgs a;
-  a.x = a.w = buf.data();
-  a.y = buf.data();
-  a.m = 2;
-  a.n = 2;
-  a.k = 4;
-  a.ldx = 3;  // shorter than k
-  EXPECT_THROW(linear(a), std::invalid_argument);
 }
 
 TEST(RunnerSimd, Exp8IsAccurateOverTheSoftmaxRange) {
