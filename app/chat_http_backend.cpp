@@ -110,6 +110,7 @@ class HttpChatBackend : public ChatBackend {
     httplib::Client cli(url_);
     cli.set_connection_timeout(5);
     cli.set_read_timeout(600);  // a long prompt or a busy server may be silent for a while
+    cli.set_tcp_nodelay(true);  // headers and body go out without waiting on a delayed ACK
     const auto t0 = Clock::now();
     std::thread worker = start_worker(cli, body.dump(), s, cancel, t0);
 
