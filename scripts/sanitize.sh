@@ -65,16 +65,26 @@ check_reports() {  # check_reports DIR NAME
   fi
 }
 
+# build_for DIR OPTION TARGETS...: configures DIR with the sanitizer OPTION, empties its
+# report folder (REPORTS), builds the targets.
+build_for() {
+  local dir=$1 option=$2 t0
+  shift 2
+  t0=$(date +%s)
+  configure "$dir" "-D$option=ON"
+  REPORTS="$ROOT/$dir/sanitizer-reports"
+  rm -rf "$REPORTS"
+  mkdir -p "$REPORTS"
+  cmake --build "$dir" -j"$JOBS" --target "$@"
+  echo "sanitize: $option build took $(($(date +%s) - t0)) s"
+}
+
 run_asan() {
   local t0 reports
   t0=$(date +%s)
-  configure build-asan -DPAGEDSERVE_ASAN=ON
-  reports="$ROOT/build-asan/sanitizer-reports"
-  rm -rf "$reports"
-  mkdir -p "$reports"
   local tests=(test_kvcache test_scheduler test_sampling test_tokenizer test_api test_engine)
-  cmake --build build-asan -j"$JOBS" --target "${tests[@]}" pagedserve tokenize_jsonl
-  echo "sanitize: ASan build took $(($(date +%s) - t0)) s"
+  build_for build-asan PAGEDSERVE_ASAN "${tests[@]}" pagedserve tokenize_jsonl
+  reports=$REPORTS
   local rc=0
   (
     asan_env "$reports"
@@ -95,13 +105,9 @@ run_asan() {
 run_tsan() {
   local t0 reports
   t0=$(date +%s)
-  configure build-tsan -DPAGEDSERVE_TSAN=ON
-  reports="$ROOT/build-tsan/sanitizer-reports"
-  rm -rf "$reports"
-  mkdir -p "$reports"
   local tests=(test_kvcache test_scheduler test_engine)
-  cmake --build build-tsan -j"$JOBS" --target "${tests[@]}"
-  echo "sanitize: TSan build took $(($(date +%s) - t0)) s"
+  build_for build-tsan PAGEDSERVE_TSAN "${tests[@]}"
+  reports=$REPORTS
   local rc=0
   (
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan"
