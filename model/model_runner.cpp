@@ -104,9 +104,9 @@ struct Buffer {
 void set_threads_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // All intra-op parallelism (OpenBLAS and our kernels) shares one OpenMP pool sized to the
-    // machine; nothing else in the engine spawns compute threads. OMP_NUM_THREADS, when set,
-    // wins (benchmarks pin it; a shared machine may want fewer).
+    // All intra-op parallelism (our kernels, and libtorch/OpenBLAS ops) shares one OpenMP pool
+    // sized to the machine; nothing else in the engine spawns compute threads. OMP_NUM_THREADS,
+    // when set, wins (benchmarks pin it; a shared machine may want fewer).
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (!kernels_parallel() && cores > 1) {
       std::fprintf(stderr,

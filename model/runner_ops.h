@@ -8,7 +8,7 @@ namespace ps {
 
 // Whether the model's kernels were compiled with OpenMP. ATen's parallel_for is a header template
 // that runs serially unless the including file is compiled with -fopenmp, so without it every
-// hand-written kernel here uses one core (OpenBLAS still uses all of them).
+// hand-written kernel (the projections, attention, norms) uses one core.
 bool kernels_parallel();
 
 // y[r] = x[r] * rsqrt(mean(x[r]^2) + eps) * w for `rows` rows of `width`, HF's RMSNorm in fp32.
