@@ -15,18 +15,13 @@
 #include "model/convert_pth_reader.h"
 #include "model/convert_writer.h"
 #include "model/model_weights.h"
+#include "model/shape_string.h"
 
 namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-std::string shape_string(at::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 json read_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -95,7 +90,7 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
       continue;
     }
     if (m.kind == MappedName::Kind::kUnknown) {
-      problems.push_back("unknown tensor '" + name + "' " + shape_string(tensor.sizes()) +
+      problems.push_back("unknown tensor '" + name + "' " + shape_string(tensor.sizes().vec()) +
                          " (not a Llama/Qwen decoder tensor; MoE and vision weights are not "
                          "supported)");
       continue;
@@ -205,7 +200,7 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
     used.insert(slot.name);
     if (s->tensor.sizes() != at::IntArrayRef(slot.shape)) {
       problems.push_back("tensor '" + s->name + "' (" + slot.name + ") has shape " +
-                         shape_string(s->tensor.sizes()) + " but the config implies " +
+                         shape_string(s->tensor.sizes().vec()) + " but the config implies " +
                          shape_string(slot.shape));
       continue;
     }

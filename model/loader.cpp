@@ -15,6 +15,7 @@
 
 #include "model/model_weights.h"
 #include "model/safetensors_reader.h"
+#include "model/shape_string.h"
 
 namespace ps {
 namespace {
@@ -28,12 +29,6 @@ constexpr const char* kIndexFile = "model.safetensors.index.json";
 [[noreturn]] void fail_tensor(const std::string& file, const std::string& tensor,
                               const std::string& message) {
   throw std::runtime_error(file + ": tensor '" + tensor + "': " + message);
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // The safetensors files of a checkpoint and which one holds each tensor.

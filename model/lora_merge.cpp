@@ -16,18 +16,13 @@
 #include "model/convert_writer.h"
 #include "model/model_weights.h"
 #include "model/safetensors_reader.h"
+#include "model/shape_string.h"
 
 namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-std::string shape_string(at::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 NamedTensors read_safetensors_tensors(const std::string& path) {
   const SafetensorsFile f = SafetensorsFile::open(path);
@@ -173,7 +168,7 @@ LoadedModel merge_lora(const LoadedModel& base, const std::string& adapter, Lora
            "', which is not a linear layer of the model");
     }
     if (t.dim() != 2)
-      fail("tensor '" + name + "' must be 2-D, got shape " + shape_string(t.sizes()));
+      fail("tensor '" + name + "' must be 2-D, got shape " + shape_string(t.sizes().vec()));
     Pair& p = pairs[m.hf];
     (which == 'A' ? p.a : p.b) = t.to(at::kFloat);
     (which == 'A' ? p.a_name : p.b_name) = name;
@@ -198,8 +193,9 @@ LoadedModel merge_lora(const LoadedModel& base, const std::string& adapter, Lora
     }
     const int64_t rank = p.a.size(0);
     if (rank <= 0 || p.b.size(1) != rank) {
-      fail("bad rank: '" + p.a_name + "' is " + shape_string(p.a.sizes()) + " (rank first) but '" +
-           p.b_name + "' is " + shape_string(p.b.sizes()) + " (rank last)");
+      fail("bad rank: '" + p.a_name + "' is " + shape_string(p.a.sizes().vec()) +
+           " (rank first) but '" + p.b_name + "' is " + shape_string(p.b.sizes().vec()) +
+           " (rank last)");
     }
     if (config_r && rank != *config_r) {
       fail("bad rank: '" + p.a_name + "' has rank " + std::to_string(rank) + " but " +
@@ -211,10 +207,10 @@ LoadedModel merge_lora(const LoadedModel& base, const std::string& adapter, Lora
     }
     const at::Tensor& w = *it->second;
     if (p.a.size(1) != w.size(1) || p.b.size(0) != w.size(0)) {
-      fail("'" + p.a_name + "' " + shape_string(p.a.sizes()) + " and '" + p.b_name + "' " +
-           shape_string(p.b.sizes()) + " do not fit " + hf + " " + shape_string(w.sizes()) +
-           " (expected [r, " + std::to_string(w.size(1)) + "] and [" + std::to_string(w.size(0)) +
-           ", r])");
+      fail("'" + p.a_name + "' " + shape_string(p.a.sizes().vec()) + " and '" + p.b_name + "' " +
+           shape_string(p.b.sizes().vec()) + " do not fit " + hf + " " +
+           shape_string(w.sizes().vec()) + " (expected [r, " + std::to_string(w.size(1)) +
+           "] and [" + std::to_string(w.size(0)) + ", r])");
     }
     r.rank = static_cast<int32_t>(rank);
     const double a = alpha.value_or(static_cast<double>(rank));

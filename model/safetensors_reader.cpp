@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/shape_string.h"
+
 namespace ps {
 namespace {
 
@@ -53,12 +55,6 @@ const DtypeInfo& info(SafetensorsDtype dtype) {
 [[noreturn]] void fail_tensor(const std::string& origin, const std::string& name,
                               const std::string& message) {
   throw std::runtime_error(origin + ": tensor '" + name + "': " + message);
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 uint64_t get_u64(const json& v, const std::string& origin, const std::string& name,
