@@ -36,9 +36,18 @@ const float* ptr(const at::Tensor& t) {
 // packed from is not kept.
 struct Projection {
   PackedWeight packed;
-  explicit Projection(const at::Tensor& w) : packed(w.data_ptr<float>(), w.size(0), w.size(1)) {}
+  explicit Projection(const at::Tensor& w) : packed(checked(w), w.size(0), w.size(1)) {}
   Projection() = default;
   bool shape_is(int64_t n, int64_t k) const { return packed.n() == n && packed.k() == k; }
+
+ private:
+  // Packing reads the tensor as raw row-major fp32 (dense_f32 makes it so).
+  static const float* checked(const at::Tensor& w) {
+    if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.is_contiguous()) {
+      throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D fp32 matrix");
+    }
+    return w.data_ptr<float>();
+  }
 };
 
 // Weights re-laid out once so a step issues one product per projection: q, k and v share the
