@@ -10,10 +10,10 @@ namespace ps {
 // Why: the model's kernels are OpenMP parallel regions, and with the default policy a worker
 // spins for a while after each one. When nothing else wants the cores that costs nothing, but
 // a server shares its cores with HTTP threads, clients and other processes, and there the
-// spinning workers took the time those needed (measured on the 2-core machine, same run:
-// `bench/http_vs_offline.sh` serve/offline 0.83-0.91 spinning vs 0.92-1.0 passive; batch-1
-// TPOT 8.4-8.8 ms vs 6.5-7.0 ms while another VM loaded the host), and offline throughput did
-// not drop.
+// spinning workers took the time those needed. Measured on the 2-core machine in alternating
+// runs while another VM loaded the host: batch-1 TPOT 8.4-8.8 ms spinning vs 6.5-7.0 ms passive
+// in every pair; `bench/http_vs_offline.sh` serve/offline mostly 0.83-0.91 vs 0.92-1.0 (noisy);
+// offline throughput did not drop.
 void prefer_passive_openmp_wait(char** argv);
 
 }  // namespace ps
