@@ -3,18 +3,15 @@
 
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <stdexcept>
 #include <vector>
+
+#include "tests/iota_tokens.h"
 
 namespace ps {
 namespace {
 
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first = 0) {
-  std::vector<int32_t> t(n);
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
+using testing::iota_tokens;
 
 void expect_counts(const BlockManager& bm, int32_t free, int32_t cached, int32_t active) {
   EXPECT_EQ(bm.num_free_blocks(), free);

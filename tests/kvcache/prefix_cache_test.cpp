@@ -1,19 +1,15 @@
 // The prefix cache of DESIGN.md §4: hits, partial hits, misses, collisions, LRU eviction.
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <vector>
 
 #include "kvcache/block_manager.h"
+#include "tests/iota_tokens.h"
 
 namespace ps {
 namespace {
 
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first = 0) {
-  std::vector<int32_t> t(n);
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
+using testing::iota_tokens;
 
 std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <numeric>
 #include <vector>
 
 #include "scheduler/scheduler.h"
+#include "tests/iota_tokens.h"
 #include "tests/scheduler/fake_model.h"
 
 namespace ps {
@@ -16,11 +16,7 @@ using testing::FakeModel;
 using testing::reference_output;
 using testing::run_step;
 
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first = 0) {
-  std::vector<int32_t> t(n);
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
+using testing::iota_tokens;
 
 SchedulerConfig cfg(int32_t tokens) {
   SchedulerConfig c;

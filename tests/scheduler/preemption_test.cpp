@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <numeric>
 #include <vector>
 
 #include "scheduler/scheduler.h"
+#include "tests/iota_tokens.h"
 #include "tests/scheduler/fake_model.h"
 
 namespace ps {
@@ -17,11 +17,7 @@ using testing::finish_done;
 using testing::reference_output;
 using testing::run_step;
 
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first = 0) {
-  std::vector<int32_t> t(n);
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
+using testing::iota_tokens;
 
 SchedulerConfig cfg(int32_t blocks, int32_t bs, int32_t tokens = 2048) {
   SchedulerConfig c;

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <numeric>
 #include <stdexcept>
 #include <vector>
 
+#include "tests/iota_tokens.h"
 #include "tests/scheduler/fake_model.h"
 
 namespace ps {
@@ -19,11 +19,7 @@ using testing::finish_done;
 using testing::reference_output;
 using testing::run_step;
 
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first = 0) {
-  std::vector<int32_t> t(n);
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
+using testing::iota_tokens;
 
 SchedulerConfig cfg(int32_t blocks, int32_t bs, int32_t seqs = 64, int32_t tokens = 2048) {
   SchedulerConfig c;
