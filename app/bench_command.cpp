@@ -109,10 +109,8 @@ void print_workload(const Workload& w) {
 int bench_offline(int argc, char** argv) {
   std::set<std::string> valued = {"model",       "num-prompts", "input-len", "output-len",
                                   "range-ratio", "dataset",     "seed",      "json"};
-  valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"skip-single", "no-probe"};
-  switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
-  Flags flags(argc, argv, 3, valued, switches);
+  Flags flags = engine_command_flags(argc, argv, 3, valued, switches);
   const std::string dir = model_dir_from_flags(flags);
   EngineConfig config = engine_config_from_flags(flags);
 

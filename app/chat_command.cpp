@@ -153,10 +153,8 @@ int chat_command(int argc, char** argv) {
       "model",       "url",          "api-key", "system",     "history",
       "temperature", "top-p",        "top-k",   "max-tokens", "repetition-penalty",
       "seed",        "chat-template"};
-  valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"help"};
-  switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
-  Flags flags(argc, argv, 2, valued, switches);
+  Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
     std::fputs(kUsage, stdout);
     std::fputs(ChatSession::help(), stdout);

@@ -3,21 +3,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "model/lora_merge.h"
 
 namespace ps {
 
-const std::set<std::string>& engine_valued_flags() {
-  static const std::set<std::string> flags = {
-      "block-size",         "num-blocks",    "kv-cache-memory",     "max-num-seqs",
-      "max-batched-tokens", "max-model-len", "max-queued-requests", "lora"};
-  return flags;
-}
-
-const std::set<std::string>& engine_switch_flags() {
-  static const std::set<std::string> flags = {"no-prefix-caching"};
-  return flags;
+Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
+                           std::set<std::string> switches) {
+  valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
+                 "max-batched-tokens", "max-model-len", "max-queued-requests", "lora"});
+  switches.insert("no-prefix-caching");
+  return Flags(argc, argv, first, std::move(valued), std::move(switches));
 }
 
 namespace {

@@ -9,10 +9,11 @@
 
 namespace ps {
 
-// --block-size --num-blocks --kv-cache-memory --max-num-seqs --max-batched-tokens
-// --max-model-len --max-queued-requests --lora and the switch --no-prefix-caching.
-const std::set<std::string>& engine_valued_flags();
-const std::set<std::string>& engine_switch_flags();
+// A command's flags plus the engine's: --block-size --num-blocks --kv-cache-memory
+// --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora and the
+// switch --no-prefix-caching.
+Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
+                           std::set<std::string> switches);
 EngineConfig engine_config_from_flags(const Flags& flags);
 
 // The model directory: --model, else the default tiny model (PAGEDSERVE_DEFAULT_MODEL or

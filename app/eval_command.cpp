@@ -101,10 +101,8 @@ void print_summary(const std::string& name, const EvalSummary& s, int64_t show) 
 
 int eval_command(int argc, char** argv) {
   std::set<std::string> valued = {"model", "data", "limit", "max-tokens", "show"};
-  valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"naive", "help"};
-  switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
-  Flags flags(argc, argv, 2, valued, switches);
+  Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
     std::fputs(kUsage, stdout);
     return 0;

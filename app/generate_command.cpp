@@ -100,10 +100,8 @@ int run_naive(const LoadedModel& model, const Tokenizer& tok, const std::string&
 int generate_command(int argc, char** argv) {
   std::set<std::string> valued = {"model",       "prompt", "prompts", "max-tokens",
                                   "temperature", "top-p",  "top-k",   "seed"};
-  valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"ignore-eos", "naive", "help"};
-  switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
-  Flags flags(argc, argv, 2, valued, switches);
+  Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help") || (!flags.has("prompt") && !flags.has("prompts"))) {
     std::fprintf(stderr,
                  "usage: pagedserve generate --model DIR (--prompt TEXT | --prompts FILE.jsonl)\n"

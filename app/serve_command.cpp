@@ -91,10 +91,8 @@ int serve_command(int argc, char** argv) {
                                   "max-tokens-limit",
                                   "request-timeout",
                                   "allowed-origins"};
-  valued.insert(engine_valued_flags().begin(), engine_valued_flags().end());
   std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity"};
-  switches.insert(engine_switch_flags().begin(), engine_switch_flags().end());
-  Flags flags(argc, argv, 2, valued, switches);
+  Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
     std::fputs(kUsage, stdout);
     return 0;
