@@ -105,6 +105,14 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
     out += std::string(kPrefix) + "http_responses_total{code=\"" + std::to_string(i + 100) +
            "\"} " + std::to_string(http[i]) + "\n";
   }
+  header(out, "kernel_info", "gauge",
+         "The CPU kernels in use: instruction set, linear kernel mode and per-shape plan.");
+  std::string summary;
+  for (char ch : s.kernels) {
+    if (ch == '"' || ch == '\\') summary += '\\';
+    summary += ch == '\n' ? ' ' : ch;
+  }
+  out += std::string(kPrefix) + "kernel_info{summary=\"" + summary + "\"} 1\n";
   return out;
 }
 

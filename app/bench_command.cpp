@@ -64,6 +64,7 @@ json to_json(const ModeResult& r) {
           {"mean_ttft_ms", r.mean_ttft_s * 1e3},
           {"mean_tpot_ms", r.mean_tpot_s * 1e3},
           {"max_seqs_in_step", r.max_seqs_in_step},
+          {"kernels", r.kernels},
           {"steps", r.steps},
           {"step_time_shares",
            {{"schedule", r.schedule_share},
@@ -127,6 +128,7 @@ int bench_offline(int argc, char** argv) {
                  {"max_num_seqs", config.max_num_seqs}};
   ModeResult cont =
       run_offline_mode("continuous", model, tokenizer, config, w, config.max_num_seqs);
+  std::printf("kernels: %s\n", cont.kernels.c_str());
   print_mode(cont);
   report["continuous"] = to_json(cont);
   if (!flags.on("skip-single")) {
@@ -137,13 +139,18 @@ int bench_offline(int argc, char** argv) {
     std::printf("continuous / single output throughput: %.2fx\n", ratio);
     report["ratio_output_tok_s"] = ratio;
     if (!flags.on("no-probe")) {
-      MachineLimits m = probe_machine();
       const double bytes = static_cast<double>(weight_bytes(model.config));
+      // Bandwidth over a buffer the size of the weights: what one decode step reads (from L3
+      // where the model fits in it, from DRAM where it does not).
+      MachineLimits m = probe_machine(static_cast<int64_t>(bytes));
       const double flops = static_cast<double>(matmul_flops_per_token(model.config));
       const double bw_floor_tok_s = m.read_bandwidth_gbs * 1e9 / bytes;
       const double compute_floor_tok_s = m.gemm_gflops * 1e9 / flops;
-      std::printf("machine: read bandwidth %.1f GB/s, fp32 GEMM %.1f GFLOP/s\n",
-                  m.read_bandwidth_gbs, m.gemm_gflops);
+      std::printf(
+          "machine: read bandwidth %.1f GB/s (%.0f MB buffer), fp32 GEMM %.1f GFLOP/s (best of "
+          "OpenBLAS %.1f and packed-%s %.1f)\n",
+          m.read_bandwidth_gbs, m.bandwidth_buffer_bytes / 1e6, m.gemm_gflops, m.blas_gemm_gflops,
+          m.packed_isa.c_str(), m.packed_gemm_gflops);
       std::printf("model: %.1f MB of fp32 weights, %.1f MFLOP per token (matmuls)\n", bytes / 1e6,
                   flops / 1e6);
       std::printf(
@@ -155,7 +162,11 @@ int bench_offline(int argc, char** argv) {
           "it in total tokens/s\n",
           compute_floor_tok_s, 100.0 * cont.total_tok_s() / compute_floor_tok_s);
       report["machine"] = {{"read_bandwidth_gbs", m.read_bandwidth_gbs},
+                           {"bandwidth_buffer_bytes", m.bandwidth_buffer_bytes},
                            {"gemm_gflops", m.gemm_gflops},
+                           {"blas_gemm_gflops", m.blas_gemm_gflops},
+                           {"packed_gemm_gflops", m.packed_gemm_gflops},
+                           {"packed_isa", m.packed_isa},
                            {"weight_bytes", bytes},
                            {"matmul_flops_per_token", flops},
                            {"bandwidth_floor_tok_s", bw_floor_tok_s},

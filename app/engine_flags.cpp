@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "model/kernel_isa.h"
 #include "model/lora_merge.h"
 
 namespace ps {
@@ -12,7 +13,8 @@ namespace ps {
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches) {
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
-                 "max-batched-tokens", "max-model-len", "max-queued-requests", "lora"});
+                 "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "kernel",
+                 "kernel-isa"});
   switches.insert("no-prefix-caching");
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
 }
@@ -62,6 +64,20 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
       static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
+  try {
+    c.runner.linear_mode = parse_linear_mode(flags.str("kernel", "auto"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("flag --kernel: ") + e.what());
+  }
+  // The ISA is a process-wide choice (every kernel dispatches on it), forced here before the
+  // engine packs and tunes its weights.
+  if (const std::string isa = flags.str("kernel-isa", "auto"); isa != "auto") {
+    try {
+      force_kernel_isa(parse_kernel_isa(isa));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("flag --kernel-isa: ") + e.what());
+    }
+  }
   return c;
 }
 

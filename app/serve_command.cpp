@@ -188,6 +188,7 @@ int serve_command(int argc, char** argv) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("ready: model '%s' from %s (chat template %s, context %d tokens) in %.1f s\n",
                   model_name.c_str(), dir.c_str(), chat_template.name(), ctx->max_model_len, secs);
+      std::printf("kernels: %s\n", e->kernel_summary().c_str());
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

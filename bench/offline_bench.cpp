@@ -29,6 +29,7 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
   Engine engine(model, std::move(tokenizer), config);
   ModeResult r;
   r.mode = name;
+  r.kernels = engine.kernel_summary();
   const size_t n = workload.size();
   std::vector<Timing> timings(n);
   std::atomic<size_t> next{0};

@@ -49,6 +49,10 @@ void Engine::cancel(RequestId id) {
 EngineStats Engine::stats() const {
   return core_->stats();
 }
+
+const std::string& Engine::kernel_summary() const {
+  return core_->kernel_summary();
+}
 const ModelConfig& Engine::model_config() const {
   return core_->model_config();
 }

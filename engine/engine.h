@@ -9,6 +9,7 @@
 #include "engine/engine_stats.h"
 #include "engine/request.h"
 #include "model/loader.h"
+#include "model/model_runner.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace ps {
@@ -23,6 +24,7 @@ struct EngineConfig {
   int32_t max_model_len = 0;  // 0: the model's max_position_embeddings
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on
+  RunnerOptions runner;                     // --kernel (model_runner.h)
 };
 
 class EngineCore;
@@ -69,6 +71,9 @@ class Engine {
   const Tokenizer& tokenizer() const;
   std::shared_ptr<const Tokenizer> tokenizer_ptr() const;
   int32_t max_model_len() const;
+  // The CPU kernels the model runs on (ISA, linear kernel per shape): printed at start, in
+  // /metrics and in bench offline.
+  const std::string& kernel_summary() const;
 
   // Stops accepting; lets running requests finish for up to `drain`, then aborts the rest.
   void shutdown(std::chrono::milliseconds drain);

@@ -61,13 +61,18 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.max_batched_tokens = config_.max_batched_tokens;
   sc.enable_prefix_caching = config_.enable_prefix_caching;
   scheduler_ = std::make_unique<Scheduler>(sc);
-  runner_ =
-      std::make_unique<ModelRunner>(model_.weights, KvCacheSpec{num_blocks_, config_.block_size});
+  runner_ = std::make_unique<ModelRunner>(
+      model_.weights, KvCacheSpec{num_blocks_, config_.block_size}, config_.runner);
+  stats_.kernels = runner_->kernel_summary();
 
   token_bytes_ =
       padded(tokenizer_->bytes_table(), static_cast<size_t>(mc.vocab_size), std::string());
   token_special_ = padded(tokenizer_->special_table(), static_cast<size_t>(mc.vocab_size), false);
   publish_stats();
+}
+
+const std::string& EngineCore::kernel_summary() const {
+  return runner_->kernel_summary();
 }
 
 EngineCore::~EngineCore() {

@@ -28,6 +28,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   SubmitResult submit(Request request);
   void cancel(RequestId id);
   EngineStats stats() const;
+  const std::string& kernel_summary() const;
   void shutdown(std::chrono::milliseconds drain);
 
   const ModelConfig& model_config() const { return model_.config; }

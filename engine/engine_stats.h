@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ps {
@@ -40,6 +41,8 @@ struct EngineStats {
   HistogramSnapshot inter_token_latency;
   HistogramSnapshot e2e_latency;
   HistogramSnapshot queue_time;
+  // What the model runs on (ModelRunner::kernel_summary): set once at start.
+  std::string kernels;
 };
 
 }  // namespace ps

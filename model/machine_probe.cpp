@@ -7,6 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "model/packed_linear.h"
+#include "model/runner_simd.h"
+
 namespace ps {
 namespace {
 
@@ -14,38 +17,41 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double measure_bandwidth() {
-  const size_t n = size_t{256} << 20 >> 2;  // 256 MiB of floats
+// Sums the buffer with 4 independent 8-float accumulators per thread: 32 floats in flight, so
+// the loop is bound by the memory system, not by add latency (a scalar 4-accumulator loop,
+// as this was before, measured its own add chain: ~4 bytes per cycle per core).
+double measure_bandwidth(int64_t bytes) {
+  const size_t n = size_t(bytes) / sizeof(float) / 32 * 32;
   std::vector<float> buf(n, 1.0f);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    std::vector<double> partial(threads, 0.0);
+  for (int rep = 0; rep < 5; ++rep) {
+    std::vector<float> partial(threads, 0.f);
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
-        size_t begin = n * t / threads, end = n * (t + 1) / threads;
-        float a = 0, b = 0, c = 0, d = 0;
-        for (size_t i = begin; i + 4 <= end; i += 4) {
-          a += buf[i];
-          b += buf[i + 1];
-          c += buf[i + 2];
-          d += buf[i + 3];
+        const size_t begin = n * t / threads / 32 * 32, end = n * (t + 1) / threads / 32 * 32;
+        F32x8 a{}, b{}, c{}, d{};
+        for (size_t i = begin; i < end; i += 32) {
+          a += load8(&buf[i]);
+          b += load8(&buf[i + 8]);
+          c += load8(&buf[i + 16]);
+          d += load8(&buf[i + 24]);
         }
-        partial[t] = a + b + c + d;
+        partial[t] = hsum8((a + b) + (c + d));
       });
     }
     for (auto& th : pool) th.join();
     double secs = seconds_since(t0);
-    volatile double sink = 0;
-    for (double p : partial) sink = sink + p;
+    volatile float sink = 0;
+    for (float p : partial) sink = sink + p;
     best = std::max(best, static_cast<double>(n * sizeof(float)) / secs / 1e9);
   }
   return best;
 }
 
-double measure_gemm() {
+double measure_blas_gemm() {
   const int64_t m = 512, n = 2048, k = 2048;
   at::Tensor a = at::randn({m, k}), b = at::randn({k, n});
   at::Tensor c = at::mm(a, b);  // warm-up
@@ -59,10 +65,38 @@ double measure_gemm() {
   return best;
 }
 
+double measure_packed_gemm() {
+  const int64_t m = 512, n = 2048, k = 2048;
+  at::Tensor x = at::randn({m, k}), w = at::randn({n, k}), y = at::empty({m, n});
+  const PackedWeight packed(w.data_ptr<float>(), n, k);
+  PackedLinearArgs a;
+  a.x = x.data_ptr<float>();
+  a.w = &packed;
+  a.y = y.data_ptr<float>();
+  a.m = m;
+  packed_linear(a);  // warm-up
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    packed_linear(a);
+    best = std::max(best, 2.0 * m * n * k / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
 }  // namespace
 
-MachineLimits probe_machine() {
-  return MachineLimits{measure_bandwidth(), measure_gemm()};
+MachineLimits probe_machine(int64_t working_set_bytes) {
+  MachineLimits m;
+  m.bandwidth_buffer_bytes = working_set_bytes > 0
+                                 ? std::max<int64_t>(working_set_bytes, int64_t{32} << 20)
+                                 : int64_t{512} << 20;
+  m.read_bandwidth_gbs = measure_bandwidth(m.bandwidth_buffer_bytes);
+  m.blas_gemm_gflops = measure_blas_gemm();
+  m.packed_gemm_gflops = measure_packed_gemm();
+  m.packed_isa = packed_linear_isa();
+  m.gemm_gflops = std::max(m.blas_gemm_gflops, m.packed_gemm_gflops);
+  return m;
 }
 
 int64_t weight_bytes(const ModelConfig& c) {

@@ -2,17 +2,26 @@
 // Measures what this machine can do, so benchmark figures can be read as fractions of its own
 // limits (issue: "hold the engine to the machine's own limits, measured in the same run").
 #include <cstdint>
+#include <string>
 
 #include "model/model_config.h"
 
 namespace ps {
 
 struct MachineLimits {
-  double read_bandwidth_gbs = 0;  // summing a buffer far larger than the caches
-  double gemm_gflops = 0;         // a large fp32 GEMM through the same BLAS as the model
+  double read_bandwidth_gbs = 0;  // reading a buffer of bandwidth_buffer_bytes, all cores
+  int64_t bandwidth_buffer_bytes = 0;
+  // The compute floor: the faster of OpenBLAS sgemm and our packed kernel (active ISA) on one
+  // large fp32 GEMM (512 x 2048 x 2048), all cores.
+  double gemm_gflops = 0;
+  double blas_gemm_gflops = 0, packed_gemm_gflops = 0;
+  std::string packed_isa;
 };
 
-MachineLimits probe_machine();
+// working_set_bytes: the buffer the bandwidth is read over (0: 512 MiB, past any L3 here).
+// Give the model's weight bytes to get the bandwidth a decode step actually sees: on a host
+// whose L3 holds the whole model, repeated steps read it from L3. At least 32 MiB.
+MachineLimits probe_machine(int64_t working_set_bytes = 0);
 
 // fp32 bytes of all weights, and matmul FLOPs per token (2 per weight that a token multiplies;
 // the embedding lookup is a gather, not a matmul; attention is excluded and noted as such).

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "model/model_weights.h"
-#include "model/packed_linear.h"
 #include "model/paged_attention.h"
+#include "model/projection.h"
 #include "model/runner_ops.h"
 #include "model/runner_plan_check.h"
 
@@ -32,24 +32,6 @@ const float* ptr(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<float>() : nullptr;
 }
 
-// A projection weight [n, k], packed into panels once (packed_linear.h); the fp32 tensor it was
-// packed from is not kept.
-struct Projection {
-  PackedWeight packed;
-  explicit Projection(const at::Tensor& w) : packed(checked(w), w.size(0), w.size(1)) {}
-  Projection() = default;
-  bool shape_is(int64_t n, int64_t k) const { return packed.n() == n && packed.k() == k; }
-
- private:
-  // Packing reads the tensor as raw row-major fp32 (dense_f32 makes it so).
-  static const float* checked(const at::Tensor& w) {
-    if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.is_contiguous()) {
-      throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D fp32 matrix");
-    }
-    return w.data_ptr<float>();
-  }
-};
-
 // Weights re-laid out once so a step issues one product per projection: q, k and v share the
 // normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
 struct PackedLayer {
@@ -57,13 +39,22 @@ struct PackedLayer {
   Projection qkv, o_proj, gate_up, down;
 };
 
-PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c) {
+// The weight in the form(s) the tuner's plan for its shape runs.
+Projection projection(const at::Tensor& w, LinearTuner& tuner) {
+  if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.is_contiguous()) {
+    throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D fp32 matrix");
+  }
+  return Projection(w, tuner.plan_for(w.data_ptr<float>(), w.size(0), w.size(1)));
+}
+
+PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner) {
   PackedLayer p;
   p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
-  p.qkv = Projection(at::cat({dense_f32(l.q_proj, "q_proj"), dense_f32(l.k_proj, "k_proj"),
+  p.qkv = projection(at::cat({dense_f32(l.q_proj, "q_proj"), dense_f32(l.k_proj, "k_proj"),
                               dense_f32(l.v_proj, "v_proj")},
                              0)
-                         .contiguous());
+                         .contiguous(),
+                     tuner);
   if (c.attention_bias) {
     p.qkv_bias = at::cat({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
                           dense_f32(l.v_bias, "v_bias")})
@@ -73,12 +64,13 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c) {
     p.q_norm = dense_f32(l.q_norm, "q_norm");
     p.k_norm = dense_f32(l.k_norm, "k_norm");
   }
-  p.o_proj = Projection(dense_f32(l.o_proj, "o_proj"));
+  p.o_proj = projection(dense_f32(l.o_proj, "o_proj"), tuner);
   p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
   p.gate_up =
-      Projection(at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
-                     .contiguous());
-  p.down = Projection(dense_f32(l.down_proj, "down_proj"));
+      projection(at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
+                     .contiguous(),
+                 tuner);
+  p.down = projection(dense_f32(l.down_proj, "down_proj"), tuner);
   const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
   const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) &&
                   p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i) &&
@@ -90,14 +82,7 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c) {
 // y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
 void project(const float* x, int64_t m, const Projection& w, const at::Tensor& bias, float* y,
              bool accumulate = false) {
-  PackedLinearArgs a;
-  a.x = x;
-  a.w = &w.packed;
-  a.bias = ptr(bias);
-  a.y = y;
-  a.m = m;
-  a.accumulate = accumulate;
-  packed_linear(a);
+  w.run(x, m, ptr(bias), y, accumulate);
 }
 
 // Grow-only scratch: a step reuses the previous step's memory (fresh multi-megabyte buffers
@@ -140,6 +125,7 @@ struct ModelRunner::Impl {
   at::Tensor inv_freq;                       // [head_dim / 2], as HF computes it
   Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
   std::vector<int32_t> sample_rows;
+  std::string kernel_summary;
 
   void rope_tables(const StepPlan& plan) {
     const int64_t T = plan.num_tokens(), half = c.head_dim / 2;
@@ -250,7 +236,8 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   project(hs, R, lm_head, {}, logits->data());
 }
 
-ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec)
+ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec,
+                         RunnerOptions options)
     : impl_(std::make_unique<Impl>()) {
   if (!weights) throw std::invalid_argument("ModelRunner: no weights");
   if (spec.num_blocks <= 0 || spec.block_size <= 0) {
@@ -274,8 +261,10 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
       lm_head.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size}) {
     throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
   }
-  m.lm_head = Projection(lm_head);
-  for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c));
+  LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
+  m.lm_head = projection(lm_head.contiguous(), tuner);
+  for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c, tuner));
+  m.kernel_summary = tuner.summary();
   const at::Tensor exponent =
       at::arange(0, c.head_dim, 2, at::kLong).to(at::kFloat) / int64_t{c.head_dim};
   m.inv_freq = at::reciprocal(at::pow(double(c.rope_theta), exponent)).contiguous();
@@ -302,6 +291,10 @@ void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
 
 const ModelConfig& ModelRunner::config() const {
   return impl_->c;
+}
+
+const std::string& ModelRunner::kernel_summary() const {
+  return impl_->kernel_summary;
 }
 
 int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size) {

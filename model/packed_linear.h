@@ -10,12 +10,15 @@
 #include <cstdint>
 #include <memory>
 
+#include "model/kernel_isa.h"
+
 namespace ps {
 
 // Output columns per panel. A panel is kPanelCols consecutive weight rows stored k-major
 // (panel[p * kPanelCols + j] = w[col0 + j][p]), so the kernel reads each weight once per
 // block of input rows as one contiguous stream and keeps a [rows x kPanelCols] tile of y in
-// registers (two AVX-512 vectors per row; two passes of one AVX2 vector pair).
+// registers (two AVX-512 vectors per row; on AVX2 four vectors for up to 3 rows, or two passes
+// of two vectors for 6-row tiles).
 inline constexpr int64_t kPanelCols = 32;
 
 class PackedWeight {
@@ -53,12 +56,12 @@ struct PackedLinearArgs {
 // Any m; parallel over panels (and over row chunks when there are few panels per thread).
 void packed_linear(const PackedLinearArgs& args);
 
-// Which instruction set the kernel runs on this machine ("avx512", "avx2" or "generic"),
-// printed by the micro-benchmark.
+// Which instruction set packed_linear runs on now ("avx512", "avx2" or "generic": the active
+// kernel ISA, kernel_isa.h), printed by the benchmarks.
 const char* packed_linear_isa();
 
-// For tests: the same product through one named kernel, so every path is checked on a machine
+// The same product through one ISA's kernel, so every path is checked and measured on a machine
 // that would pick another. False (nothing computed) when this CPU cannot run it.
-bool packed_linear_on(const PackedLinearArgs& args, const char* isa);
+bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa);
 
 }  // namespace ps

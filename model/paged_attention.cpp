@@ -181,7 +181,7 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   }
 }
 
-PS_SIMD_CLONES void run_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+PS_INLINE void run_item_body(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
   switch (a.head_dim) {
     case 64:
       attend_item<64>(a, w, sc);
@@ -194,6 +194,8 @@ PS_SIMD_CLONES void run_item(const PagedAttentionArgs& a, const WorkItem& w, Scr
       break;
   }
 }
+
+PS_ISA_DISPATCH(run_item, (const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc), (a, w, sc))
 
 void check(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("paged_attention: ") + what);

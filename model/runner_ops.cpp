@@ -41,7 +41,7 @@ PS_INLINE void scale_by(const float* x, float inv, const float* w, int64_t n, fl
   for (; i < n; ++i) y[i] = x[i] * inv * w[i];
 }
 
-PS_SIMD_CLONES void rms_norm_range(const float* x, int64_t ldx, const int32_t* rows_x,
+PS_INLINE void rms_norm_range_body(const float* x, int64_t ldx, const int32_t* rows_x,
                                    int64_t begin, int64_t end, int64_t width, const float* w,
                                    float eps, float* y, int64_t ldy) {
   for (int64_t r = begin; r < end; ++r) {
@@ -74,7 +74,7 @@ PS_INLINE void norm_rotate(float* h, int32_t D, const float* norm_w, float eps, 
   }
 }
 
-PS_SIMD_CLONES void qk_norm_rope_range(const QkRopeArgs& a, int64_t begin, int64_t end) {
+PS_INLINE void qk_norm_rope_range_body(const QkRopeArgs& a, int64_t begin, int64_t end) {
   const int32_t D = a.head_dim;
   const int32_t half = D / 2;
   for (int64_t r = begin; r < end; ++r) {
@@ -87,7 +87,7 @@ PS_SIMD_CLONES void qk_norm_rope_range(const QkRopeArgs& a, int64_t begin, int64
   }
 }
 
-PS_SIMD_CLONES void silu_mul_range(const float* gu, int64_t begin, int64_t end, int64_t inter,
+PS_INLINE void silu_mul_range_body(const float* gu, int64_t begin, int64_t end, int64_t inter,
                                    float* out) {
   const F32x8 one = splat8(1.0f);
   for (int64_t r = begin; r < end; ++r) {
@@ -102,6 +102,16 @@ PS_SIMD_CLONES void silu_mul_range(const float* gu, int64_t begin, int64_t end, 
     for (; j < inter; ++j) o[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
   }
 }
+
+PS_ISA_DISPATCH(rms_norm_range,
+                (const float* x, int64_t ldx, const int32_t* rows_x, int64_t begin, int64_t end,
+                 int64_t width, const float* w, float eps, float* y, int64_t ldy),
+                (x, ldx, rows_x, begin, end, width, w, eps, y, ldy))
+PS_ISA_DISPATCH(qk_norm_rope_range, (const QkRopeArgs& a, int64_t begin, int64_t end),
+                (a, begin, end))
+PS_ISA_DISPATCH(silu_mul_range,
+                (const float* gu, int64_t begin, int64_t end, int64_t inter, float* out),
+                (gu, begin, end, inter, out))
 
 }  // namespace
 

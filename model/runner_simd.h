@@ -1,17 +1,46 @@
 #pragma once
 // The model's hand-written kernels use GCC vector extensions (F32x8) rather than intrinsics: the
 // same source compiles to AVX2/AVX-512 on x86 and NEON on ARM. The build targets baseline x86-64
-// (SSE2) so the binary runs anywhere; PS_SIMD_CLONES compiles a hot function once more for
-// x86-64-v3 (AVX2 + FMA) and x86-64-v4 (AVX-512) and picks one at load time (ifunc). Functions
-// it calls must be inlined into it to get the wider code: mark them PS_INLINE.
+// (SSE2) so the binary runs anywhere; PS_ISA_DISPATCH compiles a hot function's body once more
+// for x86-64-v3 (AVX2 + FMA) and x86-64-v4 (AVX-512) and runs the one of the active kernel ISA
+// (kernel_isa.h: the widest this CPU has, or the one forced for tests and benchmarks). Functions
+// the body calls must be inlined into it to get the wider code: mark them PS_INLINE.
 #include <cstdint>
 #include <cstring>
 
-// PS_NO_SIMD_CLONES builds only the code for the compiler's target (used to test each path).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PS_NO_SIMD_CLONES)
-#define PS_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#include "model/kernel_isa.h"
+
+// Defines `void NAME PARAMS` running `NAME##_body ARGS` compiled for the active kernel ISA.
+// (GCC's target_clones did this with an ifunc chosen by the CPU alone, which cannot be forced.)
+#if PS_X86_KERNELS
+#define PS_ISA_DISPATCH(NAME, PARAMS, ARGS)                             \
+  __attribute__((target("arch=x86-64-v4"))) void NAME##_avx512 PARAMS { \
+    NAME##_body ARGS;                                                   \
+  }                                                                     \
+  __attribute__((target("arch=x86-64-v3"))) void NAME##_avx2 PARAMS {   \
+    NAME##_body ARGS;                                                   \
+  }                                                                     \
+  void NAME##_generic PARAMS {                                          \
+    NAME##_body ARGS;                                                   \
+  }                                                                     \
+  void NAME PARAMS {                                                    \
+    switch (active_kernel_isa()) {                                      \
+      case KernelIsa::avx512:                                           \
+        NAME##_avx512 ARGS;                                             \
+        return;                                                         \
+      case KernelIsa::avx2:                                             \
+        NAME##_avx2 ARGS;                                               \
+        return;                                                         \
+      case KernelIsa::generic:                                          \
+        break;                                                          \
+    }                                                                   \
+    NAME##_generic ARGS;                                                \
+  }
 #else
-#define PS_SIMD_CLONES
+#define PS_ISA_DISPATCH(NAME, PARAMS, ARGS) \
+  void NAME PARAMS {                        \
+    NAME##_body ARGS;                       \
+  }
 #endif
 
 #define PS_INLINE inline __attribute__((always_inline))

@@ -1,46 +1,46 @@
-// The runner's packed-panel linear vs at::linear (OpenBLAS sgemm) on the projection shapes of
-// the default tiny model (qkv 512 -> 768, gate/up 512 -> 2816, down 1408 -> 512, lm_head
-// 512 -> 6400), hot (weight in cache) and cold (cycling through weights larger than L3, as a
-// real decode step streams them from DRAM), M = 1 (batch-1 decode) to 512 (a prefill chunk).
+// The runner's packed-panel linear on every kernel ISA this CPU can run (forced: an AVX-512
+// machine still measures its AVX2 path) next to OpenBLAS through ATen (sgemv at M = 1, as the
+// autotuner's BLAS candidate runs it, sgemm above), on the projection shapes of the default tiny
+// model (qkv 512 -> 768, o 512 -> 512, gate/up 512 -> 2816, down 1408 -> 512, lm_head
+// 512 -> 6400), M = 1 (batch-1 decode) to 512 (a prefill chunk). Weights cycle through copies
+// larger than the whole tiny model, as a decode step streams them.
+//
+// After the Google Benchmark table it prints one summary per shape, measured in this run:
+// GFLOP/s of each candidate, packed/BLAS ratios, and at M = 1 the weight-read GB/s as a fraction
+// of this machine's read bandwidth (probe_machine, same run).
+//
+//   build/bench/bench_model_linear [--shapes=NxK,...] [--benchmark_min_time=0.2]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "model/kernel_isa.h"
+#include "model/machine_probe.h"
 #include "model/packed_linear.h"
 
 namespace {
 
-struct Shapes {
-  at::Tensor x, w, y;
-  Shapes(int64_t m, int64_t k, int64_t n)
-      : x(at::randn({m, k})), w(at::randn({n, k})), y(at::empty({m, n})) {}
+struct Shape {
+  std::string name;
+  int64_t n, k;
 };
 
-void report(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * m * k * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-  state.counters["GB/s(w)"] = benchmark::Counter(
-      4.0 * k * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-}
+// (shape, m, candidate) -> seconds per call, filled by the benchmarks, read by the summary.
+std::map<std::tuple<std::string, int64_t, std::string>, double> g_seconds;
 
-void BM_AtLinear(benchmark::State& state, int64_t k, int64_t n) {
-  const int64_t m = state.range(0);
-  Shapes s(m, k, n);
-  for (auto _ : state) {
-    at::Tensor y = at::linear(s.x, s.w);
-    benchmark::DoNotOptimize(y.data_ptr<float>());
-  }
-  report(state, m, k, n);
-}
+constexpr int kCopies = 24;
 
-// The weights of a real decode step do not fit in L3 (the tiny model is 103 MB): cycle through
-// 24 weight matrices (138 MB) so every call streams its weight from DRAM.
 struct ColdWeights {
-  static constexpr int kCopies = 24;
   std::vector<at::Tensor> w;
   at::Tensor x, y;
   ColdWeights(int64_t m, int64_t k, int64_t n) : x(at::randn({m, k})), y(at::empty({m, n})) {
@@ -48,68 +48,139 @@ struct ColdWeights {
   }
 };
 
-void BM_AtLinearCold(benchmark::State& state, int64_t k, int64_t n) {
+void report(benchmark::State& state, int64_t m, int64_t k, int64_t n, const Shape& s,
+            const std::string& who, double seconds) {
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * m * k * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["GB/s(w)"] = benchmark::Counter(
+      4.0 * k * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.SetLabel(who);
+  if (state.iterations() > 0) g_seconds[{s.name, m, who}] = seconds / double(state.iterations());
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void BM_Blas(benchmark::State& state, Shape s) {
   const int64_t m = state.range(0);
-  ColdWeights c(m, k, n);
+  ColdWeights c(m, s.k, s.n);
   int i = 0;
+  const double t0 = now();
   for (auto _ : state) {
-    at::Tensor y = at::linear(c.x, c.w[i++ % ColdWeights::kCopies]);
-    benchmark::DoNotOptimize(y.data_ptr<float>());
+    const at::Tensor& w = c.w[i++ % kCopies];
+    if (m == 1) {
+      at::Tensor y = at::mv(w, c.x[0]);
+      benchmark::DoNotOptimize(y.data_ptr<float>());
+    } else {
+      at::Tensor y = at::linear(c.x, w);
+      benchmark::DoNotOptimize(y.data_ptr<float>());
+    }
   }
-  report(state, m, k, n);
+  report(state, m, s.k, s.n, s, "blas", now() - t0);
 }
 
-// The weight packed once (as the model runner does at load), then the product per iteration.
-void BM_Packed(benchmark::State& state, int64_t k, int64_t n) {
+void BM_Packed(benchmark::State& state, Shape s, ps::KernelIsa isa) {
   const int64_t m = state.range(0);
-  Shapes s(m, k, n);
-  const ps::PackedWeight w(s.w.data_ptr<float>(), n, k);
-  ps::PackedLinearArgs a;
-  a.x = s.x.data_ptr<float>();
-  a.w = &w;
-  a.y = s.y.data_ptr<float>();
-  a.m = m;
-  for (auto _ : state) {
-    ps::packed_linear(a);
-    benchmark::ClobberMemory();
-  }
-  state.SetLabel(ps::packed_linear_isa());
-  report(state, m, k, n);
-}
-
-void BM_PackedCold(benchmark::State& state, int64_t k, int64_t n) {
-  const int64_t m = state.range(0);
-  ColdWeights c(m, k, n);
+  ColdWeights c(m, s.k, s.n);
   std::vector<ps::PackedWeight> w;
-  for (const at::Tensor& t : c.w) w.emplace_back(t.data_ptr<float>(), n, k);
+  for (const at::Tensor& t : c.w) w.emplace_back(t.data_ptr<float>(), s.n, s.k);
+  c.w.clear();
   ps::PackedLinearArgs a;
   a.x = c.x.data_ptr<float>();
   a.y = c.y.data_ptr<float>();
   a.m = m;
   int i = 0;
+  const double t0 = now();
   for (auto _ : state) {
-    a.w = &w[i++ % ColdWeights::kCopies];
-    ps::packed_linear(a);
+    a.w = &w[i++ % kCopies];
+    ps::packed_linear_on(a, isa);
     benchmark::ClobberMemory();
   }
-  report(state, m, k, n);
+  report(state, m, s.k, s.n, s, std::string("packed-") + ps::kernel_isa_name(isa), now() - t0);
 }
 
-void Ms(benchmark::internal::Benchmark* b) {
-  for (int64_t m : {1, 2, 4, 8, 12, 16, 24, 32, 64, 128, 512}) b->Arg(m);
-  b->Unit(benchmark::kMicrosecond)->UseRealTime();  // wall time: the work is on all cores
+const std::vector<int64_t> kMs = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+
+std::vector<Shape> parse_shapes(int* argc, char** argv) {
+  std::vector<Shape> shapes = {{"qkv_512x768", 768, 512},
+                               {"o_512x512", 512, 512},
+                               {"up_512x2816", 2816, 512},
+                               {"down_1408x512", 512, 1408},
+                               {"lm_head_512x6400", 6400, 512}};
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], "--shapes=", 9) != 0) continue;
+    shapes.clear();
+    std::string list = argv[i] + 9;
+    size_t pos = 0;
+    while (pos < list.size()) {
+      const size_t comma = list.find(',', pos);
+      const std::string item = list.substr(pos, comma == std::string::npos ? comma : comma - pos);
+      long n = 0, k = 0;
+      if (std::sscanf(item.c_str(), "%ldx%ld", &n, &k) != 2 || n <= 0 || k <= 0) {
+        std::fprintf(stderr, "bench_model_linear: --shapes wants NxK,... (out x in), got '%s'\n",
+                     item.c_str());
+        std::exit(2);
+      }
+      shapes.push_back({"custom_" + std::to_string(k) + "x" + std::to_string(n), n, k});
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    for (int j = i; j + 1 < *argc; ++j) argv[j] = argv[j + 1];
+    --*argc;
+    break;
+  }
+  return shapes;
 }
 
-BENCHMARK_CAPTURE(BM_AtLinear, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_AtLinearCold, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_AtLinear, lm_head_512x6400, 512, 6400)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_Packed, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_PackedCold, up_512x2816, 512, 2816)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_Packed, lm_head_512x6400, 512, 6400)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_AtLinear, qkv_512x768, 512, 768)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_Packed, qkv_512x768, 512, 768)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_AtLinear, down_1408x512, 1408, 512)->Apply(Ms);
-BENCHMARK_CAPTURE(BM_Packed, down_1408x512, 1408, 512)->Apply(Ms);
+void print_summary(const std::vector<Shape>& shapes, double bandwidth_gbs) {
+  std::vector<std::string> who;
+  for (ps::KernelIsa isa : ps::runnable_kernel_isas()) {
+    who.push_back(std::string("packed-") + ps::kernel_isa_name(isa));
+  }
+  who.push_back("blas");
+  std::printf(
+      "\nSummary (this run; %d threads; read bandwidth %.1f GB/s). GFLOP/s per candidate; "
+      "ratio = packed / blas time ratio inverted (>1: packed faster)\n",
+      at::get_num_threads(), bandwidth_gbs);
+  for (const Shape& s : shapes) {
+    std::printf("%s (n %ld, k %ld)\n  %5s", s.name.c_str(), long(s.n), long(s.k), "M");
+    for (const std::string& w : who) std::printf(" %14s", w.c_str());
+    for (size_t i = 0; i + 1 < who.size(); ++i)
+      std::printf(" %12s", (who[i].substr(7) + "/blas").c_str());
+    std::printf("\n");
+    for (int64_t m : kMs) {
+      auto get = [&](const std::string& w) {
+        auto it = g_seconds.find({s.name, m, w});
+        return it == g_seconds.end() ? 0.0 : it->second;
+      };
+      if (get("blas") == 0.0) continue;
+      std::printf("  %5ld", long(m));
+      for (const std::string& w : who) {
+        const double t = get(w);
+        std::printf(" %14.1f", t > 0 ? 2.0 * m * s.k * s.n / t / 1e9 : 0.0);
+      }
+      for (size_t i = 0; i + 1 < who.size(); ++i) {
+        const double t = get(who[i]);
+        std::printf(" %12.2f", t > 0 ? get("blas") / t : 0.0);
+      }
+      std::printf("\n");
+      if (m == 1) {
+        std::printf("  %5s", "GB/s");
+        for (const std::string& w : who) {
+          const double t = get(w);
+          std::printf(
+              " %14s",
+              t > 0 ? (std::to_string(int(4.0 * s.k * s.n / t / 1e9 + 0.5)) + " (" +
+                       std::to_string(int(100 * 4.0 * s.k * s.n / t / 1e9 / bandwidth_gbs)) + "%)")
+                          .c_str()
+                    : "-");
+        }
+        std::printf("   (%% of read bandwidth)\n");
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -118,9 +189,33 @@ int main(int argc, char** argv) {
   if (std::getenv("OMP_NUM_THREADS") == nullptr) {
     at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   }
+  const std::vector<Shape> shapes = parse_shapes(&argc, argv);
+  // Candidates of one (shape, M) run back to back, so a noisy neighbour hits them alike.
+  for (const Shape& s : shapes) {
+    for (int64_t m : kMs) {
+      for (ps::KernelIsa isa : ps::runnable_kernel_isas()) {
+        benchmark::RegisterBenchmark(
+            ("BM_Packed_" + std::string(ps::kernel_isa_name(isa)) + "/" + s.name).c_str(),
+            [s, isa](benchmark::State& st) { BM_Packed(st, s, isa); })
+            ->Arg(m)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();  // wall time: the work is on all cores
+      }
+      benchmark::RegisterBenchmark(("BM_Blas/" + s.name).c_str(),
+                                   [s](benchmark::State& st) { BM_Blas(st, s); })
+          ->Arg(m)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  // The bandwidth over a buffer as large as the biggest shape's cycled copies: the same memory
+  // level the M = 1 runs stream their weights from.
+  int64_t cold_bytes = 0;
+  for (const Shape& s : shapes) cold_bytes = std::max<int64_t>(cold_bytes, kCopies * 4 * s.n * s.k);
+  print_summary(shapes, ps::probe_machine(cold_bytes).read_bandwidth_gbs);
   return 0;
 }

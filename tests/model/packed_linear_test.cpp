@@ -28,7 +28,7 @@ struct Case {
 };
 
 // Worst |ref - y| over the output; padding between rows must stay untouched.
-double run_case(const Case& c, const char* isa, bool* ran) {
+double run_case(const Case& c, KernelIsa isa, bool* ran) {
   const bool with_bias = c.variant & 1, accumulate = c.variant & 2;
   const int64_t ldx = c.k + (c.variant == 3 ? 5 : 0), ldy = c.n + (c.variant == 2 ? 3 : 0);
   const auto x = randn(size_t(c.m * ldx), 1);
@@ -67,7 +67,7 @@ double run_case(const Case& c, const char* isa, bool* ran) {
 // panel and its 16-column halves; k from 1 up.
 TEST(PackedLinear, MatchesDoubleReferenceOnEveryKernel) {
   int ran_count = 0;
-  for (const char* isa : {"avx512", "avx2", "generic"}) {
+  for (KernelIsa isa : {KernelIsa::avx512, KernelIsa::avx2, KernelIsa::generic}) {
     for (int64_t m : {1, 2, 3, 5, 6, 7, 11, 12, 13, 17, 25, 64, 129}) {
       for (int64_t n : {1, 15, 16, 17, 32, 33, 70}) {
         for (int64_t k : {1, 9, 64}) {
@@ -76,8 +76,8 @@ TEST(PackedLinear, MatchesDoubleReferenceOnEveryKernel) {
             const double worst = run_case({m, n, k, variant}, isa, &ran);
             if (!ran) continue;
             ++ran_count;
-            ASSERT_LT(worst, 1e-4)
-                << isa << " m " << m << " n " << n << " k " << k << " variant " << variant;
+            ASSERT_LT(worst, 1e-4) << kernel_isa_name(isa) << " m " << m << " n " << n << " k " << k
+                                   << " variant " << variant;
           }
         }
       }
@@ -89,7 +89,7 @@ TEST(PackedLinear, MatchesDoubleReferenceOnEveryKernel) {
 
 TEST(PackedLinear, LargeProblemAcrossThreadsAndChunks) {
   bool ran = false;
-  const double worst = run_case({300, 200, 300, 1}, packed_linear_isa(), &ran);
+  const double worst = run_case({300, 200, 300, 1}, active_kernel_isa(), &ran);
   ASSERT_TRUE(ran);
   EXPECT_LT(worst, 1e-3);
 }
@@ -121,7 +121,64 @@ TEST(PackedLinear, RejectsBadShapes) {
   a.ldx = 0;
   a.y = nullptr;
   EXPECT_THROW(packed_linear(a), std::invalid_argument);
-  EXPECT_FALSE(packed_linear_on(a, "no-such-isa"));
+}
+
+// A row's output is bit-identical whatever else shares the call (tile height, tail tile, row
+// chunk): the engine's greedy batch invariance relies on it.
+TEST(PackedLinear, RowResultDoesNotDependOnRowCount) {
+  const int64_t n = 70, k = 129;
+  const auto x = randn(size_t(140 * k), 11);
+  const auto w = randn(size_t(n * k), 12);
+  const PackedWeight packed(w.data(), n, k);
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    std::vector<float> alone(static_cast<size_t>(n));
+    PackedLinearArgs a;
+    a.x = x.data() + 130 * k;  // row 130 of x
+    a.w = &packed;
+    a.y = alone.data();
+    a.m = 1;
+    ASSERT_TRUE(packed_linear_on(a, isa));
+    for (int64_t m : {131, 133, 140}) {
+      std::vector<float> y(size_t(m * n));
+      a.x = x.data();
+      a.y = y.data();
+      a.m = m;
+      ASSERT_TRUE(packed_linear_on(a, isa));
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_EQ(y[size_t(130 * n + j)], alone[size_t(j)]) << kernel_isa_name(isa) << " m " << m;
+      }
+    }
+  }
+}
+
+TEST(KernelIsa, NamesParseAndTheCpuCanRunGeneric) {
+  EXPECT_EQ(parse_kernel_isa("avx2"), KernelIsa::avx2);
+  EXPECT_EQ(parse_kernel_isa("avx512"), KernelIsa::avx512);
+  EXPECT_EQ(parse_kernel_isa("generic"), KernelIsa::generic);
+  try {
+    parse_kernel_isa("sse9");
+    FAIL() << "no throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sse9"), std::string::npos);
+  }
+  EXPECT_TRUE(cpu_can_run(KernelIsa::generic));
+  EXPECT_EQ(runnable_kernel_isas().front(), KernelIsa::generic);
+}
+
+// Forcing changes what packed_linear runs; forcing what the CPU lacks is refused by name.
+TEST(KernelIsa, ForcingSwitchesTheActiveKernel) {
+  const KernelIsa before = active_kernel_isa();
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    force_kernel_isa(isa);
+    EXPECT_EQ(active_kernel_isa(), isa);
+    EXPECT_STREQ(packed_linear_isa(), kernel_isa_name(isa));
+  }
+  for (KernelIsa isa : {KernelIsa::avx2, KernelIsa::avx512}) {
+    if (!cpu_can_run(isa)) {
+      EXPECT_THROW(force_kernel_isa(isa), std::invalid_argument);
+    }
+  }
+  force_kernel_isa(before);
 }
 
 }  // namespace

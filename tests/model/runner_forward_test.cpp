@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/kernel_isa.h"
 #include "model/model_runner.h"
 #include "model/model_weights.h"
 #include "model/naive_forward.h"
@@ -305,6 +306,55 @@ TEST(ModelRunner, EmptyPlanGivesNoLogits) {
 TEST(ModelRunner, KvBytesPerBlockCountsKAndVOfEveryLayer) {
   ModelConfig c = config_for({"qwen3", 4, 2, 32, 4});
   EXPECT_EQ(ModelRunner::kv_bytes_per_block(c, 16), 2 * 2 * 16 * (2 * 32) * 4);
+}
+
+}  // namespace
+}  // namespace ps
+
+namespace ps {
+namespace {
+
+// The whole forward on every kernel path this CPU can run (each ISA forced, each linear kernel
+// forced, and auto): a mixed prefill + decode batch against the oracle, so an AVX-512 machine
+// still checks the AVX2 engine end to end.
+TEST(ModelRunner, EveryKernelPathMatchesTheOracle) {
+  const Flavour f{"qwen3", 4, 2, 32, 4};
+  const ModelConfig c = config_for(f);
+  const auto weights = test_weights(c, 3);
+  const KernelIsa before = active_kernel_isa();
+  int paths = 0;
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    force_kernel_isa(isa);
+    for (LinearMode mode : {LinearMode::packed, LinearMode::blas, LinearMode::auto_tune}) {
+      RunnerOptions o;
+      o.linear_mode = mode;
+      o.tuning_cache = "off";
+      o.tuning_budget_s = 0.3;  // auto still times the first buckets; the rest fall back
+      ModelRunner runner(weights, KvCacheSpec{64, f.block_size}, o);
+      EXPECT_NE(runner.kernel_summary().find(kernel_isa_name(isa)), std::string::npos);
+      EXPECT_NE(runner.kernel_summary().find(linear_mode_name(mode)), std::string::npos);
+      Seq a(random_tokens(23, c.vocab_size, 11)), b(random_tokens(3, c.vocab_size, 12));
+      Planner planner(64, f.block_size, 1);
+      planner.add(a, 23);
+      planner.add(b, 3);
+      std::vector<float> logits;
+      runner.forward(planner.take(), &logits);
+      // Feed back the argmax tokens: one decode step for both, in one batch.
+      const int32_t V = c.vocab_size;
+      a.tokens.push_back(argmax(logits.data(), V));
+      b.tokens.push_back(argmax(logits.data() + V, V));
+      planner.add(a, 1);
+      planner.add(b, 1);
+      runner.forward(planner.take(), &logits);
+      EXPECT_LE(diff_vs_oracle(*weights, a, logits.data()), kTol)
+          << kernel_isa_name(isa) << " " << linear_mode_name(mode);
+      EXPECT_LE(diff_vs_oracle(*weights, b, logits.data() + V), kTol)
+          << kernel_isa_name(isa) << " " << linear_mode_name(mode);
+      ++paths;
+    }
+  }
+  force_kernel_isa(before);
+  EXPECT_GE(paths, 3);
 }
 
 }  // namespace

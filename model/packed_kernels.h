@@ -1,0 +1,34 @@
+#pragma once
+// The micro-kernels of packed_linear (packed_linear.h), one file per instruction set. Each
+// computes rows [0, rows) of x against one weight panel (kPanelCols output columns, k-major)
+// with its accumulators held in registers for the whole k loop; the caller splits the work.
+//
+// Every output element is one FMA chain over p = 0..k-1 from zero, then + bias, then + old y,
+// whatever the tile height: a row's result does not depend on how many rows share the call
+// (the engine's batch invariance rests on it).
+#include <cstdint>
+
+#include "model/kernel_isa.h"
+
+namespace ps {
+
+struct PanelJob {
+  const float* x = nullptr;  // first input row of the job
+  int64_t ldx = 0;
+  const float* panel = nullptr;  // kPanelCols * k floats: panel[p * kPanelCols + j]
+  int64_t k = 0;
+  float* y = nullptr;  // output at (first row, the panel's first column)
+  int64_t ldy = 0;
+  const float* bias = nullptr;  // at the panel's first column, or nullptr
+  int64_t rows = 0;
+  int32_t cols = 0;         // valid columns of the panel, 1..kPanelCols
+  bool accumulate = false;  // y += result instead of y = result
+};
+
+void panel_generic(const PanelJob& job);
+#if PS_X86_KERNELS
+void panel_avx2(const PanelJob& job);    // 6x16 register tile, 12 of 16 ymm registers
+void panel_avx512(const PanelJob& job);  // 12x32 register tile, 24 of 32 zmm registers
+#endif
+
+}  // namespace ps

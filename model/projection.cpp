@@ -1,0 +1,62 @@
+#include "model/projection.h"
+
+#include <stdexcept>
+
+namespace ps {
+
+void blas_linear(const at::Tensor& w, const float* x, int64_t ldx, int64_t m, const float* bias,
+                 float* y, int64_t ldy, bool accumulate) {
+  const int64_t n = w.size(0), k = w.size(1);
+  if (m == 0) return;
+  at::Tensor X = at::from_blob(const_cast<float*>(x), {m, k}, {ldx, 1});
+  at::Tensor Y = at::from_blob(y, {m, n}, {ldy, 1});
+  if (m == 1) {
+    // sgemv: at M = 1 OpenBLAS sgemm is 4-5x slower than sgemv (ANCHORS.md).
+    at::Tensor yv = Y[0], xv = X[0];
+    if (accumulate) {
+      at::addmv_out(yv, yv, w, xv);
+    } else {
+      at::mv_out(yv, w, xv);
+    }
+  } else if (accumulate) {
+    at::addmm_out(Y, Y, X, w.t());
+  } else {
+    at::mm_out(Y, X, w.t());
+  }
+  if (bias != nullptr) Y.add_(at::from_blob(const_cast<float*>(bias), {n}));
+}
+
+Projection::Projection(const at::Tensor& w, const LinearPlan& plan) : plan_(plan) {
+  if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.is_contiguous()) {
+    throw std::invalid_argument(
+        "ModelRunner: a projection weight must be a 2-D contiguous fp32 "
+        "matrix");
+  }
+  n_ = w.size(0);
+  k_ = w.size(1);
+  if (plan_.uses(LinearKernel::packed)) packed_ = PackedWeight(w.data_ptr<float>(), n_, k_);
+  if (plan_.uses(LinearKernel::blas)) dense_ = w;
+}
+
+void Projection::run(const float* x, int64_t m, const float* bias, float* y,
+                     bool accumulate) const {
+  if (plan_.for_rows(m) == LinearKernel::blas) {
+    blas_linear(dense_, x, k_, m, bias, y, n_, accumulate);
+    return;
+  }
+  PackedLinearArgs a;
+  a.x = x;
+  a.w = &packed_;
+  a.bias = bias;
+  a.y = y;
+  a.m = m;
+  a.accumulate = accumulate;
+  packed_linear(a);
+}
+
+int64_t Projection::bytes() const {
+  return (packed_.empty() ? 0 : packed_.bytes()) +
+         (dense_.defined() ? dense_.numel() * int64_t(sizeof(float)) : 0);
+}
+
+}  // namespace ps

@@ -1,0 +1,38 @@
+#pragma once
+// One projection weight of the forward, held in the form(s) its LinearPlan runs: packed panels
+// for our kernel, the row-major fp32 matrix for OpenBLAS, or both when the best kernel depends
+// on the batch size. y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+#include "model/linear_tuner.h"
+#include "model/packed_linear.h"
+
+namespace ps {
+
+class Projection {
+ public:
+  Projection() = default;
+  // w: 2-D contiguous fp32 [n, k] (checked); plan: from LinearTuner::plan_for.
+  Projection(const at::Tensor& w, const LinearPlan& plan);
+
+  void run(const float* x, int64_t m, const float* bias, float* y, bool accumulate) const;
+
+  bool shape_is(int64_t n, int64_t k) const { return n_ == n && k_ == k; }
+  const LinearPlan& plan() const { return plan_; }
+  int64_t bytes() const;
+
+ private:
+  PackedWeight packed_;
+  at::Tensor dense_;  // kept only when the plan uses BLAS somewhere
+  LinearPlan plan_;
+  int64_t n_ = 0, k_ = 0;
+};
+
+// y (= or +=) x · wᵀ (+ bias) through ATen/OpenBLAS: sgemv for one row, sgemm otherwise. x and y
+// have row strides ldx, ldy. w is fp32 contiguous [n, k].
+void blas_linear(const at::Tensor& w, const float* x, int64_t ldx, int64_t m, const float* bias,
+                 float* y, int64_t ldy, bool accumulate);
+
+}  // namespace ps
