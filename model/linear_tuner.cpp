@@ -284,6 +284,7 @@ std::string LinearTuner::summary() const {
     std::snprintf(buf, sizeof(buf), " (tuned %.2f s%s)", spent_s_,
                   cache_hit_any_ ? (tuned_any_ ? ", partly cached" : ", cached") : "");
     s += buf;
+    s += "; plans by weight shape (out x in)";
     for (const auto& [shape, plan] : plans_) {
       s += "; " + std::to_string(shape.first) + "x" + std::to_string(shape.second) + " " +
            plan.describe();

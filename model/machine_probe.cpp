@@ -17,32 +17,40 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Sums the buffer with 4 independent 8-float accumulators per thread: 32 floats in flight, so
-// the loop is bound by the memory system, not by add latency (a scalar 4-accumulator loop,
-// as this was before, measured its own add chain: ~4 bytes per cycle per core).
+// Sums [begin, end) (a multiple of 32 floats) with 4 independent 8-float accumulators: 32
+// floats in flight, so the loop is bound by the memory system, not by add latency (the scalar
+// 4-accumulator loop this replaced measured its own add chain, ~4 bytes per cycle per core).
+// Compiled per kernel ISA like the kernels, so the vectors are registers of the ISA in use.
+PS_INLINE void sum_floats_body(const float* p, size_t n, float* out) {
+  F32x8 a{}, b{}, c{}, d{};
+  for (size_t i = 0; i < n; i += 32) {
+    a += load8(p + i);
+    b += load8(p + i + 8);
+    c += load8(p + i + 16);
+    d += load8(p + i + 24);
+  }
+  *out = hsum8((a + b) + (c + d));
+}
+PS_ISA_DISPATCH(sum_floats, (const float* p, size_t n, float* out), (p, n, out))
+
 double measure_bandwidth(int64_t bytes) {
+  bytes = std::max<int64_t>(bytes, int64_t{1} << 20);
   const size_t n = size_t(bytes) / sizeof(float) / 32 * 32;
   std::vector<float> buf(n, 1.0f);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  // The kernels' own OpenMP pool: separate std::threads would compete with its workers, which
+  // spin for a while after each parallel region unless OMP_WAIT_POLICY=passive.
+  const int64_t threads = std::max(1, at::get_num_threads());
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
-    std::vector<float> partial(threads, 0.f);
+    std::vector<float> partial(size_t(threads), 0.f);
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        const size_t begin = n * t / threads / 32 * 32, end = n * (t + 1) / threads / 32 * 32;
-        F32x8 a{}, b{}, c{}, d{};
-        for (size_t i = begin; i < end; i += 32) {
-          a += load8(&buf[i]);
-          b += load8(&buf[i + 8]);
-          c += load8(&buf[i + 16]);
-          d += load8(&buf[i + 24]);
-        }
-        partial[t] = hsum8((a + b) + (c + d));
-      });
-    }
-    for (auto& th : pool) th.join();
+    at::parallel_for(0, threads, 1, [&](int64_t t0_, int64_t t1_) {
+      for (int64_t t = t0_; t < t1_; ++t) {
+        const size_t begin = n * size_t(t) / size_t(threads) / 32 * 32;
+        const size_t end = n * size_t(t + 1) / size_t(threads) / 32 * 32;
+        sum_floats(buf.data() + begin, end - begin, &partial[size_t(t)]);
+      }
+    });
     double secs = seconds_since(t0);
     volatile float sink = 0;
     for (float p : partial) sink = sink + p;
@@ -85,6 +93,10 @@ double measure_packed_gemm() {
 }
 
 }  // namespace
+
+double measure_read_bandwidth(int64_t bytes) {
+  return measure_bandwidth(bytes);
+}
 
 MachineLimits probe_machine(int64_t working_set_bytes) {
   MachineLimits m;

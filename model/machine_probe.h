@@ -23,6 +23,9 @@ struct MachineLimits {
 // whose L3 holds the whole model, repeated steps read it from L3. At least 32 MiB.
 MachineLimits probe_machine(int64_t working_set_bytes = 0);
 
+// Read bandwidth (GB/s, all cores, best of 5) over a buffer of `bytes` (at least 1 MiB).
+double measure_read_bandwidth(int64_t bytes);
+
 // fp32 bytes of all weights, and matmul FLOPs per token (2 per weight that a token multiplies;
 // the embedding lookup is a gather, not a matmul; attention is excluded and noted as such).
 int64_t weight_bytes(const ModelConfig& c);

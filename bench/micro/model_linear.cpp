@@ -133,18 +133,22 @@ std::vector<Shape> parse_shapes(int* argc, char** argv) {
   return shapes;
 }
 
-void print_summary(const std::vector<Shape>& shapes, double bandwidth_gbs) {
+void print_summary(const std::vector<Shape>& shapes) {
   std::vector<std::string> who;
   for (ps::KernelIsa isa : ps::runnable_kernel_isas()) {
     who.push_back(std::string("packed-") + ps::kernel_isa_name(isa));
   }
   who.push_back("blas");
   std::printf(
-      "\nSummary (this run; %d threads; read bandwidth %.1f GB/s). GFLOP/s per candidate; "
-      "ratio = packed / blas time ratio inverted (>1: packed faster)\n",
-      at::get_num_threads(), bandwidth_gbs);
+      "\nSummary (this run, %d threads, kernel ISA %s by default). GFLOP/s per candidate; "
+      "<isa>/blas = blas time / packed time (>1: packed faster). At M = 1 also the weight "
+      "bytes read per second, as a %% of the read bandwidth over a buffer as large as that "
+      "shape's %d cycled copies (the same memory level), measured in this run.\n",
+      at::get_num_threads(), ps::kernel_isa_name(ps::active_kernel_isa()), kCopies);
   for (const Shape& s : shapes) {
-    std::printf("%s (n %ld, k %ld)\n  %5s", s.name.c_str(), long(s.n), long(s.k), "M");
+    const double bandwidth_gbs = ps::measure_read_bandwidth(kCopies * 4 * s.n * s.k);
+    std::printf("%s (n %ld, k %ld; read bandwidth %.1f GB/s over %.0f MB)\n  %5s", s.name.c_str(),
+                long(s.n), long(s.k), bandwidth_gbs, kCopies * 4.0 * s.n * s.k / 1e6, "M");
     for (const std::string& w : who) std::printf(" %14s", w.c_str());
     for (size_t i = 0; i + 1 < who.size(); ++i)
       std::printf(" %12s", (who[i].substr(7) + "/blas").c_str());
@@ -212,10 +216,6 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  // The bandwidth over a buffer as large as the biggest shape's cycled copies: the same memory
-  // level the M = 1 runs stream their weights from.
-  int64_t cold_bytes = 0;
-  for (const Shape& s : shapes) cold_bytes = std::max<int64_t>(cold_bytes, kCopies * 4 * s.n * s.k);
-  print_summary(shapes, ps::probe_machine(cold_bytes).read_bandwidth_gbs);
+  print_summary(shapes);
   return 0;
 }
