@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "model/lora_merge.h"
+#include "convert/lora_merge.h"
 
 namespace ps {
 

@@ -9,7 +9,7 @@
 #include "engine/engine_stats.h"
 #include "engine/request.h"
 #include "model/loader.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 
