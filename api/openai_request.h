@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "api/api_error.h"
-#include "model/tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 #include "sampling/sampling_params.h"
 
 namespace ps {

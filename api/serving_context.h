@@ -7,9 +7,9 @@
 #include <string>
 
 #include "api/openai_request.h"
+#include "chat/chat_template.h"
 #include "engine/engine.h"
-#include "model/tokenizer/chat_template.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 

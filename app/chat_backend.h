@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "app/chat_session.h"
-#include "model/tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace ps {
 

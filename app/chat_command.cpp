@@ -20,7 +20,7 @@
 #include "app/flags.h"
 #include "engine/engine.h"
 #include "model/loader.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 #include "sampling/sampling_params.h"
 
 namespace ps {

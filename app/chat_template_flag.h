@@ -2,7 +2,7 @@
 #include <string>
 
 #include "app/flags.h"
-#include "model/tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace ps {
 

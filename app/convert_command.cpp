@@ -6,9 +6,9 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
-#include "model/convert_checkpoint.h"
-#include "model/export_pth.h"
-#include "model/lora_merge.h"
+#include "convert/convert_checkpoint.h"
+#include "convert/export_pth.h"
+#include "convert/lora_merge.h"
 
 namespace ps {
 namespace {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "convert/lora_merge.h"
 #include "model/kernel_isa.h"
-#include "model/lora_merge.h"
 
 namespace ps {
 

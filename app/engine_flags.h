@@ -21,7 +21,7 @@ EngineConfig engine_config_from_flags(const Flags& flags);
 // models/tiny next to the binary's source tree) when it exists. Throws UsageError otherwise.
 std::string model_dir_from_flags(const Flags& flags);
 
-// load_model(dir), then, when --lora ADAPTER is given, the adapter merged in (model/lora_merge.h)
+// load_model(dir), then, when --lora ADAPTER is given, the adapter merged in (convert/lora_merge.h)
 // so an adapter can be tried without writing a new checkpoint. Says on stderr what it merged.
 LoadedModel load_model_with_lora(const Flags& flags, const std::string& dir);
 

@@ -10,8 +10,8 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
+#include "chat/chat_template.h"
 #include "engine/engine.h"
-#include "model/tokenizer/chat_template.h"
 #include "train/chat_data.h"
 #include "train/eval.h"
 

@@ -17,10 +17,10 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
+#include "chat/chat_template.h"
 #include "engine/engine.h"
 #include "model/loader.h"
-#include "model/tokenizer/chat_template.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

@@ -10,7 +10,7 @@
 #include "engine/request.h"
 #include "model/loader.h"
 #include "model/model_runner.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 

@@ -24,8 +24,9 @@ FLAGS=(-std=c++20 -O1 -g "${SAN[@]}" -I"$ROOT" $(pkg-config --cflags libpcre2-8)
 LIBS=($(pkg-config --libs libpcre2-8))
 
 # The library code under test: instrumented for coverage (fuzzer-no-link) and sanitizers.
-SOURCES=("$ROOT"/model/tokenizer/*.cpp "$ROOT"/sampling/*.cpp "$ROOT/model/safetensors_reader.cpp"
-  "$ROOT/api/openai_request.cpp" "$ROOT/api/json_fields.cpp" "$ROOT/api/sse.cpp")
+SOURCES=("$ROOT"/tokenizer/*.cpp "$ROOT"/chat/*.cpp "$ROOT"/sampling/*.cpp
+  "$ROOT/model/safetensors_reader.cpp" "$ROOT/api/openai_request.cpp" "$ROOT/api/json_fields.cpp"
+  "$ROOT/api/sse.cpp")
 mkdir -p "$OUT/obj"
 objs=()
 for src in "${SOURCES[@]}"; do

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 

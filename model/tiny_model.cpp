@@ -10,7 +10,7 @@
 #include "model/model_weights.h"
 #include "model/random_weights.h"
 #include "model/safetensors_writer.h"
-#include "model/tokenizer/bpe_trainer.h"
+#include "tokenizer/bpe_trainer.h"
 
 namespace ps {
 namespace {

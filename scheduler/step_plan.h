@@ -1,6 +1,8 @@
 #pragma once
 // The contract between scheduler/ and model/: one packed, batched forward step (DESIGN.md §3).
-// Plain C++ so both sides compile without each other's dependencies.
+// Data only (vectors and counts, no scheduler logic, nothing included but the standard library):
+// it is the one header of scheduler/ that model/ reads, and the only thing model/ links of it
+// (target pagedserve_step_plan), so the model compiles and is tested without the scheduler.
 #include <cstdint>
 #include <vector>
 

@@ -6,11 +6,11 @@
 #   bash scripts/sanitize.sh --tsan    # only the TSan part
 #
 # ASan+UBSan (build-asan/, -DPAGEDSERVE_ASAN=ON): the unit tests of kvcache, scheduler, sampling,
-# tokenizer, api and engine, then the HTTP e2e tests against the ASan-built `pagedserve serve`
-# (real clients on loopback: curl, the openai npm client, python's stdlib soak and hostile
-# clients). Every server the tests start is stopped with SIGTERM, so LeakSanitizer checks it at
-# exit; reports go to build-asan/sanitizer-reports/ as well as stderr, and the stage fails if that
-# folder has any, even from a server whose test did not look at its exit status.
+# tokenizer, chat, api and engine, then the HTTP e2e tests against the ASan-built
+# `pagedserve serve` (real clients on loopback: curl, the openai npm client, python's stdlib soak
+# and hostile clients). Every server the tests start is stopped with SIGTERM, so LeakSanitizer
+# checks it at exit; reports go to build-asan/sanitizer-reports/ as well as stderr, and the stage
+# fails if that folder has any, even from a server whose test did not look at its exit status.
 # TSan (build-tsan/, -DPAGEDSERVE_TSAN=ON): the engine tests (the engine thread, its lock-free
 # inbox, the per-request outboxes, cancel and shutdown from other threads) and the scheduler and
 # kvcache tests.
@@ -82,7 +82,8 @@ build_for() {
 run_asan() {
   local t0 reports
   t0=$(date +%s)
-  local tests=(test_kvcache test_scheduler test_sampling test_tokenizer test_api test_engine)
+  local tests=(test_kvcache test_scheduler test_sampling test_tokenizer test_chat test_api
+    test_engine)
   build_for build-asan PAGEDSERVE_ASAN "${tests[@]}" pagedserve tokenize_jsonl
   reports=$REPORTS
   local rc=0

@@ -1,55 +1,33 @@
 #!/usr/bin/env bash
-# Installs everything pagedserve needs on Debian 12 (no GPU), builds it into build/, and writes
-# the default tiny model if it is not there yet. Safe to run again: each step is skipped when
-# already done.
+# The README's first command: installs what building and serving need on Debian 12 (no GPU),
+# builds only the `pagedserve` binary into build/ (Release), writes the default tiny model if it
+# is not there yet, and says how long it took. The test programs and the packages only tests use
+# are scripts/test.sh's, so a user who only wants to serve does not wait for the test suite.
+# Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/install_packages.sh
+t0=$(date +%s)
 
-# Debian packages. libopenblas0-openmp matters: without it Debian's libtorch runs its GEMMs on
-# the reference BLAS, ~25x slower. python3-jinja2 checks our chat templates against Jinja;
-# nodejs/npm run the reference clients (openai, @huggingface/tokenizers) in tests.
-packages=(
-  build-essential cmake ninja-build pkg-config git ca-certificates curl
-  libtorch-dev libopenblas0-openmp
+# libopenblas0-openmp matters: without it Debian's libtorch runs its GEMMs on the reference
+# BLAS, ~25x slower. ccache makes rebuilds in fresh build dirs cheap (CMake uses it when found).
+install_packages \
+  build-essential cmake ninja-build pkg-config ccache \
+  libtorch-dev libopenblas0-openmp \
   libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jinja2
-  # Test tools: Chromium drives the web chat page (through playwright-core; the WenQuanYi font
-  # draws its Chinese text), tmux the terminal
-  # chat, python3-torch writes real torch.save fixtures for `convert`, gnuplot draws bench
-  # plots, clang brings libFuzzer and the sanitizer runtimes, ccache makes rebuilds cheap.
-  chromium fonts-wqy-microhei tmux python3-torch gnuplot-nox clang libclang-rt-14-dev ccache
-)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-# Node.js may come from elsewhere than Debian (e.g. a nodejs build that bundles npm, which then
-# conflicts with Debian's npm package): install Debian's only when the commands are missing.
-command -v node >/dev/null 2>&1 || missing+=(nodejs)
-command -v npm >/dev/null 2>&1 || missing+=(npm)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
 
-# Test clients from npm, pinned by tests/js/package-lock.json.
-if [ -f tests/js/package.json ] && [ ! -d tests/js/node_modules ]; then
-  echo "setup: installing test clients from npm"
-  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
-fi
-
-# Build (Release).
+# Configured without tests and benchmarks, so neither GoogleTest nor Google Benchmark is needed.
+# scripts/test.sh turns both on in this same directory: the objects built here are reused.
+# An existing build dir keeps its options (after test.sh, running this again builds the binary
+# only, without turning the tests off).
 if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGEDSERVE_TESTS=OFF \
+    -DPAGEDSERVE_BENCH=OFF
 fi
-cmake --build build -j"$(nproc)"
+cmake --build build -j"$(nproc)" --target pagedserve
 
 # The default model a newcomer's first command serves.
 if [ ! -f models/tiny-random/config.json ]; then
   ./build/app/pagedserve make-tiny-model models/tiny-random
 fi
-echo "setup: done"
+echo "setup: done in $(elapsed_since "$t0") (build/app/pagedserve, models/tiny-random)"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizer/chat_template.h"
-#include "model/tokenizer/tokenizer.h"
+#include "chat/chat_template.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 #include "train/chat_data.h"
 
 namespace ps {

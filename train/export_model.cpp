@@ -4,7 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "model/convert_writer.h"
+#include "convert/convert_writer.h"
 #include "model/model_weights.h"
 
 namespace ps {

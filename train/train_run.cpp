@@ -6,8 +6,8 @@
 
 #include "model/loader.h"
 #include "model/model_weights.h"
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer.h"
 #include "train/chat_data.h"
 #include "train/eval.h"
 #include "train/export_model.h"

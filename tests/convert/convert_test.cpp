@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/convert_checkpoint.h"
-#include "model/convert_names.h"
-#include "model/convert_pth_reader.h"
-#include "model/convert_writer.h"
+#include "convert/convert_checkpoint.h"
+#include "convert/convert_names.h"
+#include "convert/convert_pth_reader.h"
+#include "convert/convert_writer.h"
+#include "convert/lora_merge.h"
 #include "model/loader.h"
-#include "model/lora_merge.h"
 #include "model/model_weights.h"
 #include "model/random_weights.h"
 #include "model/safetensors_writer.h"

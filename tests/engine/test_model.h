@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "model/loader.h"
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps::testing_util {
 

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "model/loader.h"
 #include "model/model_weights.h"
 #include "model/naive_forward.h"
 #include "model/tiny_model.h"
-#include "model/tokenizer/chat_template.h"
-#include "model/tokenizer/tokenizer.h"
 #include "tiny_test_util.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

@@ -1,11 +1,11 @@
 // The BPE trainer: output layout, vocab size, determinism and tie-breaking.
-#include "model/tokenizer/bpe_trainer.h"
+#include "tokenizer/bpe_trainer.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

@@ -1,5 +1,5 @@
 // Where the pre-tokenizer cuts text: the Qwen2 pattern, Split behaviors, and bad UTF-8.
-#include "model/tokenizer/pre_tokenizer.h"
+#include "tokenizer/pre_tokenizer.h"
 
 #include <gtest/gtest.h>
 

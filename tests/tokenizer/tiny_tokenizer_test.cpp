@@ -6,8 +6,8 @@
 #include <random>
 #include <thread>
 
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

@@ -1,9 +1,9 @@
 // Merge order, both merge spellings, ignore_merges and added tokens, on small hand-built files.
 #include <gtest/gtest.h>
 
-#include "model/tokenizer/byte_level.h"
-#include "model/tokenizer/tokenizer.h"
 #include "tests/tokenizer/tokenizer_json_builder.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

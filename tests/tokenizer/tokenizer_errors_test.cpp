@@ -3,8 +3,8 @@
 
 #include <stdexcept>
 
-#include "model/tokenizer/tokenizer.h"
 #include "tests/tokenizer/tokenizer_json_builder.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ps {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // Builds small tokenizer.json texts for tests. It spells bytes with its own copy of GPT-2's byte
-// table (written from the published ranges, not taken from model/tokenizer/), so a mistake in the
+// table (written from the published ranges, not taken from tokenizer/), so a mistake in the
 // library's table cannot hide behind the same mistake here.
 #include <nlohmann/json.hpp>
 #include <string>

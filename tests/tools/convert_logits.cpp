@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convert/lora_merge.h"
 #include "model/loader.h"
-#include "model/lora_merge.h"
 #include "model/model_runner.h"
 #include "model/model_weights.h"
 #include "model/naive_forward.h"

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/byte_level.h"
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 

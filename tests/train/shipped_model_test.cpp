@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_template.h"
 #include "engine/engine.h"
 #include "model/loader.h"
-#include "model/tokenizer/chat_template.h"
 #include "train/chat_data.h"
 #include "train/eval.h"
 

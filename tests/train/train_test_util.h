@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "model/model_config.h"
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/tokenizer.h"
 #include "tests/model/tiny_test_util.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer.h"
 #include "train/chat_data.h"
 
 namespace ps::traintest {

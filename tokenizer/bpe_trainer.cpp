@@ -1,4 +1,4 @@
-#include "model/tokenizer/bpe_trainer.h"
+#include "tokenizer/bpe_trainer.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -8,10 +8,10 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "model/tokenizer/added_tokens.h"
-#include "model/tokenizer/bpe_model.h"
-#include "model/tokenizer/byte_level.h"
-#include "model/tokenizer/pre_tokenizer.h"
+#include "tokenizer/added_tokens.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/pre_tokenizer.h"
 
 namespace ps {
 namespace {

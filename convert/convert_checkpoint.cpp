@@ -1,4 +1,4 @@
-#include "model/convert_checkpoint.h"
+#include "convert/convert_checkpoint.h"
 
 #include <ATen/ATen.h>
 
@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/convert_names.h"
-#include "model/convert_pth_reader.h"
-#include "model/convert_writer.h"
+#include "convert/convert_names.h"
+#include "convert/convert_pth_reader.h"
+#include "convert/convert_writer.h"
 #include "model/model_weights.h"
 #include "model/shape_string.h"
 

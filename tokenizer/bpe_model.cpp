@@ -1,4 +1,4 @@
-#include "model/tokenizer/bpe_model.h"
+#include "tokenizer/bpe_model.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <shared_mutex>
 #include <stdexcept>
 
-#include "model/tokenizer/byte_level.h"
+#include "tokenizer/byte_level.h"
 
 namespace ps {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/convert_writer.h"
+#include "convert/convert_writer.h"
 
 #include <ATen/ATen.h>
 

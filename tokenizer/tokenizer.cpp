@@ -1,14 +1,14 @@
-#include "model/tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
-#include "model/tokenizer/added_tokens.h"
-#include "model/tokenizer/bpe_model.h"
-#include "model/tokenizer/byte_level.h"
-#include "model/tokenizer/pre_tokenizer.h"
+#include "tokenizer/added_tokens.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/pre_tokenizer.h"
 
 namespace ps {
 namespace {

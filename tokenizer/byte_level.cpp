@@ -1,4 +1,4 @@
-#include "model/tokenizer/byte_level.h"
+#include "tokenizer/byte_level.h"
 
 #include <vector>
 

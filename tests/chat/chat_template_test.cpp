@@ -1,7 +1,7 @@
 // Our C++ chat templates must render exactly what Jinja2 renders from the reference templates,
 // so the model sees the prompt format it was trained on. The reference is Python's jinja2
 // (Debian package python3-jinja2), run as /usr/bin/python3.
-#include "model/tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // A bilingual word list by topic, written for this project. The generator uses every entry in
 // several sentences, so the tokenizer learns whole everyday words in both languages.
-#include "model/tokenizer/tiny_corpus_parts.h"
+#include "tokenizer/tiny_corpus_parts.h"
 
 namespace ps::tiny_corpus {
 

@@ -1,10 +1,10 @@
-#include "model/export_pth.h"
+#include "convert/export_pth.h"
 
 #include <ATen/ATen.h>
 
-#include "model/convert_names.h"
-#include "model/convert_pth_reader.h"
-#include "model/convert_writer.h"
+#include "convert/convert_names.h"
+#include "convert/convert_pth_reader.h"
+#include "convert/convert_writer.h"
 #include "model/model_weights.h"
 
 namespace ps {

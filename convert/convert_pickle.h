@@ -1,6 +1,6 @@
 #pragma once
 // A small pickle machine for what torch.save writes (protocol 2: dicts, OrderedDicts, tuples,
-// tensors rebuilt from storages), used by convert_pth_reader. Includes ATen: model/ only.
+// tensors rebuilt from storages), used by convert_pth_reader. Includes ATen: convert/ only.
 //
 // libtorch's own torch::pickle_load cannot be used: it turns collections.OrderedDict (which every
 // nn.Module.state_dict() is) into None and rejects nn.Parameter. This machine knows the handful of

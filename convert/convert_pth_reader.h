@@ -1,6 +1,6 @@
 #pragma once
 // Reads what Python's torch.save writes (the zip format: <archive>/data.pkl plus one record per
-// storage) into named tensors, without Python. Includes ATen: only model/ sources include it.
+// storage) into named tensors, without Python. Includes ATen: only convert/ sources include it.
 //
 // The pickle itself is run by convert_pickle.h (libtorch's pickle_load cannot read state_dicts).
 #include <ATen/ATen.h>

@@ -1,5 +1,5 @@
 // Code, numbers and emoji for the tiny model's tokenizer, written for this project.
-#include "model/tokenizer/tiny_corpus_parts.h"
+#include "tokenizer/tiny_corpus_parts.h"
 
 namespace ps::tiny_corpus {
 

@@ -1,11 +1,11 @@
-#include "model/tokenizer/regex.h"
+#include "tokenizer/regex.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
 #include <stdexcept>
 
-#include "model/tokenizer/byte_level.h"
+#include "tokenizer/byte_level.h"
 
 namespace ps {
 

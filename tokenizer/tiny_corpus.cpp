@@ -1,5 +1,5 @@
-#include "model/tokenizer/bpe_trainer.h"
-#include "model/tokenizer/tiny_corpus_parts.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tiny_corpus_parts.h"
 
 namespace ps {
 

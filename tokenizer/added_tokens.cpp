@@ -1,10 +1,10 @@
-#include "model/tokenizer/added_tokens.h"
+#include "tokenizer/added_tokens.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "model/tokenizer/byte_level.h"
+#include "tokenizer/byte_level.h"
 
 namespace ps {
 namespace {

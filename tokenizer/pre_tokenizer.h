@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "model/tokenizer/regex.h"
+#include "tokenizer/regex.h"
 
 namespace ps {
 

@@ -1,4 +1,4 @@
-#include "model/convert_pth_reader.h"
+#include "convert/convert_pth_reader.h"
 
 #include <c10/util/Exception.h>
 #include <caffe2/serialize/inline_container.h>
@@ -10,7 +10,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "model/convert_pickle.h"
+#include "convert/convert_pickle.h"
 
 namespace ps {
 namespace {

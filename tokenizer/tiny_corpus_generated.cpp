@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizer/tiny_corpus_parts.h"
+#include "tokenizer/tiny_corpus_parts.h"
 
 namespace ps::tiny_corpus {
 namespace {

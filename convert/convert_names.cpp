@@ -1,4 +1,4 @@
-#include "model/convert_names.h"
+#include "convert/convert_names.h"
 
 #include <array>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "model/convert_pickle.h"
+#include "convert/convert_pickle.h"
 
 #include <cstdio>
 #include <cstring>

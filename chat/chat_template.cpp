@@ -1,4 +1,4 @@
-#include "model/tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 #include <algorithm>
 #include <cctype>
