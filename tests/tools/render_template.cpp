@@ -1,16 +1,22 @@
-// Renders a chat template with pagedserve's Jinja engine, for e2e/chat_template_corpus.sh:
+// Renders chat templates with pagedserve's Jinja engine, for e2e/chat_template_corpus.sh:
 //
 //   render_template TEMPLATE.jinja CONTEXT.json
+//   render_template --batch PAIRS.tsv OUT
 //
-// prints the rendering to stdout (exit 0), or "error: <message>" to stderr (exit 1; 2 for bad
-// usage or unreadable files).
+// The first prints the rendering to stdout (exit 0), or "error: <message>" to stderr (exit 1;
+// 2 for bad usage or unreadable files). The second renders each "name<TAB>template<TAB>context"
+// line into OUT/name.out or OUT/name.err.
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "chat/jinja_template.h"
 
-static bool read_file(const char* path, std::string& out) {
+namespace {
+
+bool read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::ostringstream s;
@@ -19,29 +25,70 @@ static bool read_file(const char* path, std::string& out) {
   return true;
 }
 
-int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: render_template TEMPLATE.jinja CONTEXT.json\n";
-    return 2;
-  }
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+// Renders one pair; false with `error` set when the template or its context fails.
+bool render(const std::string& template_path, const std::string& context_path, std::string& out,
+            std::string& error) {
   std::string source, context_text;
-  if (!read_file(argv[1], source) || !read_file(argv[2], context_text)) {
-    std::cerr << "render_template: cannot read " << argv[1] << " or " << argv[2] << "\n";
-    return 2;
+  if (!read_file(template_path, source) || !read_file(context_path, context_text)) {
+    error = "cannot read " + template_path + " or " + context_path;
+    return false;
   }
-  nlohmann::ordered_json context;
   try {
-    context = nlohmann::ordered_json::parse(context_text);
+    auto context = nlohmann::ordered_json::parse(context_text);
+    out = ps::jinja::Template::parse(source).render(context);
+    return true;
   } catch (const std::exception& e) {
-    std::cerr << "render_template: " << argv[2] << " is not JSON: " << e.what() << "\n";
+    error = e.what();
+    return false;
+  }
+}
+
+int batch(const std::string& pairs_path, const std::string& out_dir) {
+  std::ifstream pairs(pairs_path);
+  if (!pairs) {
+    std::cerr << "render_template: cannot read " << pairs_path << "\n";
     return 2;
   }
-  try {
-    auto tpl = ps::jinja::Template::parse(source);
-    std::cout << tpl.render(context);
-  } catch (const ps::jinja::TemplateError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+  std::string line;
+  while (std::getline(pairs, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> fields;
+    std::stringstream s(line);
+    for (std::string f; std::getline(s, f, '\t');) fields.push_back(f);
+    if (fields.size() != 3) {
+      std::cerr << "render_template: bad line in " << pairs_path << ": " << line << "\n";
+      return 2;
+    }
+    std::string out, error;
+    bool ok = render(fields[1], fields[2], out, error);
+    if (!write_file(out_dir + "/" + fields[0] + (ok ? ".out" : ".err"),
+                    ok ? out : "error: " + error + "\n")) {
+      std::cerr << "render_template: cannot write into " << out_dir << "\n";
+      return 2;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--batch") return batch(argv[2], argv[3]);
+  if (argc != 3) {
+    std::cerr << "usage: render_template TEMPLATE.jinja CONTEXT.json | --batch PAIRS.tsv OUT\n";
+    return 2;
+  }
+  std::string out, error;
+  if (!render(argv[1], argv[2], out, error)) {
+    std::cerr << "error: " << error << "\n";
     return 1;
   }
+  std::cout << out;
   return 0;
 }

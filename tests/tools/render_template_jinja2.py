@@ -1,13 +1,16 @@
 """Renders a chat template the way transformers does (the reference for pagedserve's engine).
 
     /usr/bin/python3 render_template_jinja2.py TEMPLATE.jinja CONTEXT.json
+    /usr/bin/python3 render_template_jinja2.py --batch PAIRS.tsv OUT
 
-Prints the rendering to stdout (exit 0) or "error: <message>" to stderr (exit 1). The
+Prints the rendering to stdout (exit 0) or "error: <message>" to stderr (exit 1); with
+--batch, renders each "name<TAB>template<TAB>context" line into OUT/name.out or OUT/name.err. The
 environment, tojson, raise_exception and strftime_now reproduce transformers'
 utils/chat_template_utils.py (_compile_jinja_template); the context is passed as given.
 """
 
 import json
+import os
 import sys
 from datetime import datetime
 
@@ -43,21 +46,49 @@ class Generation(jinja2.ext.Extension):
         return caller()
 
 
-def main():
-    if len(sys.argv) != 3:
-        print("usage: render_template_jinja2.py TEMPLATE.jinja CONTEXT.json", file=sys.stderr)
-        return 2
-    with open(sys.argv[1], encoding="utf-8") as f:
-        source = f.read()
-    with open(sys.argv[2], encoding="utf-8") as f:
-        context = json.load(f)
+def make_environment():
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=[Generation, loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
+    return env
+
+
+def render(env, template_path, context_path):
+    with open(template_path, encoding="utf-8", newline="") as f:
+        source = f.read()
+    with open(context_path, encoding="utf-8") as f:
+        context = json.load(f)
+    return env.from_string(source).render(**context)
+
+
+def batch(pairs_path, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    env = make_environment()
+    with open(pairs_path, encoding="utf-8") as f:
+        pairs = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    for name, template_path, context_path in pairs:
+        try:
+            out = render(env, template_path, context_path)
+        except Exception as e:  # noqa: BLE001 - any failure is the template's error
+            with open(os.path.join(out_dir, name + ".err"), "w", encoding="utf-8") as f:
+                f.write(f"error: {type(e).__name__}: {e}\n")
+            continue
+        with open(os.path.join(out_dir, name + ".out"), "w", encoding="utf-8", newline="") as f:
+            f.write(out)
+    return 0
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--batch":
+        return batch(sys.argv[2], sys.argv[3])
+    if len(sys.argv) != 3:
+        print("usage: render_template_jinja2.py TEMPLATE.jinja CONTEXT.json | --batch PAIRS.tsv OUT",
+              file=sys.stderr)
+        return 2
     try:
-        out = env.from_string(source).render(**context)
+        out = render(make_environment(), sys.argv[1], sys.argv[2])
     except Exception as e:  # noqa: BLE001 - any failure is the template's error
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
