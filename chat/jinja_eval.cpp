@@ -38,7 +38,18 @@ CallArgs Renderer::eval_args(const Expr& e, size_t first_child) {
   CallArgs args;
   for (size_t i = first_child; i < e.children.size(); ++i)
     args.positional.push_back(eval(*e.children[i]));
-  for (const auto& [key, value] : e.keyword) args.keyword.emplace_back(key, eval(*value));
+  for (const auto& [key, value] : e.keyword) {
+    Value v = eval(*value);
+    if (key == "*") {
+      for (auto& x : iterate(v)) args.positional.push_back(std::move(x));
+    } else if (key == "**") {
+      if (!v.is_dict())
+        throw TemplateError(e.line, e.column, "argument after ** must be a mapping");
+      for (const auto& [k, x] : v.dict_data().items) args.keyword.emplace_back(to_str(k), x);
+    } else {
+      args.keyword.emplace_back(key, std::move(v));
+    }
+  }
   return args;
 }
 

@@ -291,13 +291,19 @@ void Parser::parse_call_args(Expr& call) {
     if (!first) expect_operator(",");
     first = false;
     if (at_operator(")")) break;
-    if (peek().type == TokenType::kName && peek(1).type == TokenType::kOperator &&
-        peek(1).text == "=") {
+    if (at_operator("*") || at_operator("**")) {
+      // f(*args, **kwargs): kept among the keywords under the operator's name, expanded when
+      // the call is evaluated.
+      std::string star = next().text;
+      call.keyword.emplace_back(star, parse_expression(true));
+    } else if (peek().type == TokenType::kName && peek(1).type == TokenType::kOperator &&
+               peek(1).text == "=") {
       std::string key = next().text;
       next();
       call.keyword.emplace_back(key, parse_expression(true));
     } else {
-      if (!call.keyword.empty()) fail(peek(), "positional argument after a keyword argument");
+      for (const auto& [key, value] : call.keyword)
+        if (key != "*" && key != "**") fail(peek(), "positional argument after a keyword argument");
       call.children.push_back(parse_expression(true));
     }
   }
