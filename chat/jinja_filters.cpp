@@ -347,7 +347,8 @@ const std::map<std::string, Filter>& filters() {
       double scale = std::pow(10.0, p ? static_cast<double>(p->integer()) : 0.0);
       std::string method = m ? to_str(*m) : "common";
       double x = v.number() * scale;
-      x = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::round(x);
+      // Python's round() breaks ties to even, as nearbyint does in the default mode.
+      x = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
       return Value(x / scale);
     };
     t["int"] = [](Renderer&, const Value& v, const CallArgs& a) { return do_int(v, a); };
@@ -356,7 +357,11 @@ const std::map<std::string, Filter>& filters() {
     t["attr"] = [](Renderer&, const Value& v, const CallArgs& a) {
       const Value* name = arg(a, 0, "name");
       if (!name) throw ValueError("attr needs a name");
-      return get_attribute(v, to_str(*name));
+      // Python getattr only: a dict's keys are items, not attributes.
+      Value found = get_attribute(v, to_str(*name));
+      if (v.is_dict() && !v.is_namespace() && !found.is_callable())
+        return Value::undefined("'dict object' has no attribute '" + to_str(*name) + "'");
+      return found;
     };
     t["wordcount"] = [](Renderer&, const Value& v, const CallArgs&) {
       return Value(static_cast<int64_t>(text::split(to_str(v), nullptr, -1).size()));
