@@ -59,9 +59,14 @@ static PromptEnd prompt_end(std::string_view prompt) {
 
 std::optional<ReasoningStyle> detect_reasoning_style(const std::string& template_source,
                                                      const std::string& generation_prompt) {
-  if (template_source.find(kOpen) == std::string::npos) return std::nullopt;
-  return prompt_end(generation_prompt) == PromptEnd::kOpenThink ? ReasoningStyle::kDeepSeekR1
-                                                                : ReasoningStyle::kQwen3;
+  bool opens = template_source.find(kOpen) != std::string::npos;
+  bool closes = template_source.find(kClose) != std::string::npos;
+  if (!opens && !closes) return std::nullopt;
+  // DeepSeek-R1's own template only strips "...</think>" from history: its model may or may
+  // not write the opening tag, which deepseek_r1 handles either way.
+  if (!opens || prompt_end(generation_prompt) == PromptEnd::kOpenThink)
+    return ReasoningStyle::kDeepSeekR1;
+  return ReasoningStyle::kQwen3;
 }
 
 ReasoningParser::ReasoningParser(ReasoningStyle style, std::string_view prompt) {

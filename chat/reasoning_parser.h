@@ -26,9 +26,10 @@ enum class ReasoningStyle { kQwen3, kDeepSeekR1 };
 // "qwen3" | "deepseek_r1"; nullopt otherwise.
 std::optional<ReasoningStyle> parse_reasoning_style(std::string_view name);
 const char* reasoning_style_name(ReasoningStyle style);
-// The style --reasoning-parser takes when not given: none for a template that never writes
-// <think>; deepseek_r1 when `generation_prompt` (the template rendered for one user message
-// with add_generation_prompt) leaves <think> open; qwen3 otherwise.
+// The style --reasoning-parser takes when not given: none for a template that never mentions
+// <think> or </think>; deepseek_r1 when `generation_prompt` (the template rendered for one
+// user message with add_generation_prompt) leaves <think> open, or when the template knows
+// only </think> (DeepSeek-R1's own); qwen3 otherwise.
 std::optional<ReasoningStyle> detect_reasoning_style(const std::string& template_source,
                                                      const std::string& generation_prompt);
 
