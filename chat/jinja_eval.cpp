@@ -1,6 +1,7 @@
 // Expression evaluation with Python's operator semantics.
 #include <cmath>
 
+#include "chat/jinja_format.h"
 #include "chat/jinja_render.h"
 #include "chat/jinja_text.h"
 
@@ -261,8 +262,11 @@ Value Renderer::eval_binary(const Expr& e) {
       items.insert(items.end(), seq.items().begin(), seq.items().end());
     return seq.is_tuple() ? Value::tuple(std::move(items)) : Value::list(std::move(items));
   }
-  if (op == "%" && a.is_string())
-    throw ValueError("printf-style string formatting ('%') is not supported; use ~ or format");
+  if (op == "%" && a.is_string()) {
+    std::string out = printf_format(a.string(), b);
+    check_size(out.size());
+    return Value(std::move(out));
+  }
   return arithmetic(op, a, b);
 }
 

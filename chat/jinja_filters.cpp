@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "chat/jinja_format.h"
 #include "chat/jinja_render.h"
 #include "chat/jinja_text.h"
 
@@ -392,6 +393,12 @@ const std::map<std::string, Filter>& filters() {
       return Value(out);
     };
     t["e"] = t["escape"];
+    t["format"] = [](Renderer& r, const Value& v, const CallArgs& a) {
+      // Jinja2: fmt|format(*args) is fmt % args.
+      std::string out = printf_format(to_str(v), Value::tuple(a.positional));
+      r.check_size(out.size());
+      return Value(out);
+    };
     return t;
   }();
   return table;

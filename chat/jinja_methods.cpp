@@ -3,6 +3,7 @@
 // sandbox allows them: nothing that mutates a list or dict.
 #include <algorithm>
 
+#include "chat/jinja_format.h"
 #include "chat/jinja_render.h"
 #include "chat/jinja_text.h"
 
@@ -130,6 +131,13 @@ Value string_method(const std::string& s, const std::string& name) {
         return Value(static_cast<int64_t>(-1));
       }
       return Value(static_cast<int64_t>(text::length(std::string_view(s).substr(0, at))));
+    });
+  }
+  if (name == "format") {
+    return bind([](const std::string& s, const CallArgs& a, Renderer& r) {
+      std::string out = brace_format(s, a);
+      r.check_size(out.size());
+      return Value(out);
     });
   }
   if (name == "join") {

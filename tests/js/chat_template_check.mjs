@@ -46,12 +46,28 @@ function render(pairsPath, out) {
     const [pair, templatePath, contextPath] = line.split("\t");
     try {
       if (!compiled.has(templatePath)) compiled.set(templatePath, new Template(fs.readFileSync(templatePath, "utf8")));
-      const context = JSON.parse(fs.readFileSync(contextPath, "utf8"));
-      fs.writeFileSync(path.join(out, `${pair}.out`), compiled.get(templatePath).render(context));
+      const { continue_final_message: cont, ...context } = JSON.parse(fs.readFileSync(contextPath, "utf8"));
+      const rendered = compiled.get(templatePath).render(context);
+      fs.writeFileSync(path.join(out, `${pair}.out`), cont ? continueFinalMessage(rendered, context.messages) : rendered);
     } catch (e) {
       fs.writeFileSync(path.join(out, `${pair}.err`), `error: ${e.message}\n`);
     }
   }
+}
+
+// transformers' continue_final_message cut (Python's str.strip() on ASCII whitespace).
+function continueFinalMessage(rendered, messages) {
+  let text = messages[messages.length - 1].content;
+  if (Array.isArray(text)) {
+    const part = [...text].reverse().find((b) => "text" in b);
+    if (!part) throw new Error("continue_final_message: no text to continue in the final message");
+    text = part.text;
+  }
+  const stripped = text.trim(), lstripped = text.trimStart();
+  const at = rendered.lastIndexOf(stripped);
+  if (at < 0) throw new Error("continue_final_message: the final message does not appear in the chat");
+  if (rendered.slice(at, at + lstripped.length) === text) return rendered.slice(0, at + lstripped.length);
+  return rendered.slice(0, at + stripped.length);
 }
 
 function result(dir, pair) {

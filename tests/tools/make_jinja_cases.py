@@ -161,6 +161,10 @@ CASES = [
     ("filter_indent", "{{ 'a\\nb\\n\\nc'|indent(2) }}|{{ 'a\\nb'|indent(2, true) }}|{{ 'a\\n\\nb'|indent(2, blank=true) }}", {}),
     ("filter_dictsort_wordcount_escape", "{{ {'b': 1, 'a': 2}|dictsort }} {{ 'one two  three'|wordcount }} {{ '<a href=\"x\">&\\''|e }}", {}),
     ("filter_attr", "{{ m|attr('role') }}", {"m": MSGS[0]}),
+    ("printf_format", "{{ '%s: %d, %.2f, %r, %5s|%-4d|, 100%%' % ('a', 3, 2.345, 'q', 'x', 7) }} {{ 'one %s' % 'arg' }}", {}),
+    ("format_filter", "{{ '%s-%s'|format(1, 'b') }}", {}),
+    ("str_format_method", "{{ '{} and {}'.format('a', 1) }} {{ '{1}{0}'.format('x', 'y') }} {{ '{name}!'.format(name='n') }} {{ '{{literal}}'.format() }}", {}),
+    ("printf_too_few_raises", "{{ '%s %s' % ('a',) }}", {}),
     # --- globals
     ("range", "{{ range(3)|list }} {{ range(1, 7, 2)|list }} {{ range(3, 0, -1)|list }}", {}),
     ("dict_global", "{{ dict(a=1, b='x') }}", {}),

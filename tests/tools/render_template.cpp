@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_prompt.h"
 #include "chat/jinja_template.h"
 
 namespace {
@@ -41,7 +42,11 @@ bool render(const std::string& template_path, const std::string& context_path, s
   }
   try {
     auto context = nlohmann::ordered_json::parse(context_text);
+    // Not a template variable: like transformers, applied to the rendered text.
+    bool cont = context.value("continue_final_message", false);
+    context.erase("continue_final_message");
     out = ps::jinja::Template::parse(source).render(context);
+    if (cont) out = ps::chat::cut_after_final_message(out, context["messages"]);
     return true;
   } catch (const std::exception& e) {
     error = e.what();

@@ -55,12 +55,33 @@ def make_environment():
     return env
 
 
+def continue_final_message(rendered, messages):
+    """transformers' apply_chat_template(continue_final_message=True) cut, verbatim in effect."""
+    final_message = messages[-1]["content"]
+    if isinstance(final_message, (list, tuple)):
+        for block in reversed(final_message):
+            if "text" in block:
+                final_message = block["text"]
+                break
+        else:
+            raise ValueError("continue_final_message: no text to continue in the final message")
+    if final_message.strip() not in rendered:
+        raise ValueError("continue_final_message: the final message does not appear in the chat")
+    loc = rendered.rindex(final_message.strip())
+    if rendered[loc : loc + len(final_message.lstrip())] == final_message:
+        return rendered[: loc + len(final_message.lstrip())]
+    return rendered[: loc + len(final_message.strip())]
+
+
 def render(env, template_path, context_path):
     with open(template_path, encoding="utf-8", newline="") as f:
         source = f.read()
     with open(context_path, encoding="utf-8") as f:
         context = json.load(f)
-    return env.from_string(source).render(**context)
+    # Not a template variable: transformers applies it to the rendered text.
+    cont = context.pop("continue_final_message", False)
+    out = env.from_string(source).render(**context)
+    return continue_final_message(out, context["messages"]) if cont else out
 
 
 def batch(pairs_path, out_dir):
