@@ -65,7 +65,10 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
   try {
-    c.runner.linear_mode = parse_linear_mode(flags.str("kernel", "auto"));
+    // PAGEDSERVE_KERNEL sets the default, so a test suite can pin every process it starts.
+    const char* env = std::getenv("PAGEDSERVE_KERNEL");
+    c.runner.linear_mode =
+        parse_linear_mode(flags.str("kernel", env != nullptr && *env != '\0' ? env : "auto"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("flag --kernel: ") + e.what());
   }
