@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libtorch-dev libopenblas0-openmp
-  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev
+  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev libicu-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2
   # Test tools: Chromium drives the web chat page (through playwright-core; the WenQuanYi font
