@@ -26,7 +26,8 @@ namespace ps {
 namespace {
 
 const char* kUsage =
-    "usage: pagedserve serve --model DIR [--host 127.0.0.1] [--port 8000]\n"
+    "usage: pagedserve serve --model DIR|ORG/NAME [--revision main] [--host 127.0.0.1]\n"
+    "  [--port 8000] (ORG/NAME: a model in the local Hugging Face cache, never downloaded)\n"
     "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
     "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 256] [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
@@ -124,11 +125,14 @@ int serve_command(int argc, char** argv) {
     throw UsageError("--metrics-require-key needs --api-key (or env PAGEDSERVE_API_KEY)");
   }
   options.allowed_origins = split_origins(flags.str("allowed-origins", ""));
-  const std::string dir = model_dir_from_flags(flags);
+  const ModelLocation location = model_location_from_flags(flags);
+  const std::string& dir = location.dir;
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
   const ChatTemplate chat_template = chat_template_from_flags(flags, dir, "serve");
-  const std::string model_name = flags.str("served-model-name", default_model_name(dir));
+  // A Hub id is served under the name the user typed, as vLLM does ("Qwen/Qwen3-0.6B").
+  const std::string model_name =
+      flags.str("served-model-name", location.from_hub ? location.typed : default_model_name(dir));
 
   ShutdownSignal signals;  // before any thread starts, so all of them inherit the mask
   HttpServer server(options);
