@@ -272,6 +272,18 @@ TEST(SentencePieceBpe, WithoutByteFallbackUnknownsBecomeUnkFusedOrNot) {
   EXPECT_NE(load_error(b.json()).find("<nope>"), std::string::npos);
 }
 
+TEST(SentencePieceBpe, IgnoreMergesTakesAWholeWordFromTheVocab) {
+  nlohmann::json j = SpBuilder{}.json();
+  j["model"]["vocab"][kMeta + "cab"] = 900;  // no merge builds it
+  Tokenizer merging = Tokenizer::from_json_text(j.dump(), "test");
+  EXPECT_EQ(merging.encode("cab"), (Ids{id_of(merging, kMeta), id_of(merging, "c"),
+                                        id_of(merging, "a"), id_of(merging, "b")}));
+  j["model"]["ignore_merges"] = true;
+  Tokenizer whole = Tokenizer::from_json_text(j.dump(), "test");
+  EXPECT_EQ(whole.encode("cab"), (Ids{900}));
+  EXPECT_EQ(whole.encode("hello"), (Ids{id_of(whole, kMeta + "hello")}));
+}
+
 TEST(SentencePieceBpe, GemmaStyleNoPrependAndNoStrip) {
   SpBuilder b;
   b.normalizer = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kMeta}};
