@@ -1,7 +1,9 @@
 // The request-level rendering: transformers' context, chat_template_kwargs, and
 // continue_final_message, on real templates from tests/chat/templates/.
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +108,30 @@ TEST(ChatPrompt, ContinueFinalMessageErrors) {
   EXPECT_THROW(render_chat_prompt(tpl, r, {}), std::exception);
   r.messages = Json::array();
   EXPECT_THROW(ps::chat::cut_after_final_message("x", r.messages), ChatPromptError);
+}
+
+}  // namespace
+
+namespace {
+
+// The server renders one parsed template from many HTTP threads at once.
+TEST(ChatPrompt, OneTemplateRendersConcurrently) {
+  auto tpl = corpus_template("qwen--qwen3-0.6b.jinja");
+  ChatPromptRequest r;
+  r.messages = Json::array(
+      {user("hi"), {{"role", "assistant"}, {"content", "<think>x</think>y"}}, user("again")});
+  r.tools = Json::array({{{"type", "function"},
+                          {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}}});
+  const std::string expected = render_chat_prompt(tpl, r, {});
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i)
+        if (render_chat_prompt(tpl, r, {}) != expected) ++mismatches;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace
