@@ -135,3 +135,39 @@ TEST(ChatPrompt, OneTemplateRendersConcurrently) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ChatPrompt, ContentFormatOfRealTemplates) {
+  // vLLM's "openai" format: the template loops over content parts itself.
+  EXPECT_TRUE(corpus_template("qwen--qwen2.5-vl-7b-instruct.jinja").iterates_message_content());
+  EXPECT_TRUE(corpus_template("meta-llama--llama-3.2-11b-vision-instruct.jinja")
+                  .iterates_message_content());
+  EXPECT_TRUE(corpus_template("qwen--qwen3.5-4b.jinja").iterates_message_content());
+  EXPECT_FALSE(corpus_template("qwen--qwen3-0.6b.jinja").iterates_message_content());
+  EXPECT_FALSE(corpus_template("chatml.jinja").iterates_message_content());
+  EXPECT_FALSE(corpus_template("mistralai--mistral-7b-instruct-v0.3-json-schema.jinja")
+                   .iterates_message_content());
+}
+
+TEST(ChatPrompt, FlattenContentPartsForStringTemplates) {
+  Json messages = Json::array(
+      {{{"role", "user"},
+        {"content",
+         Json::array({{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}})},
+        {"name", "ana"}},
+       {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", Json::array()}}});
+  Json flat = ps::chat::flatten_content_parts(messages);
+  EXPECT_EQ(flat[0]["content"], "a\nb");
+  EXPECT_EQ(flat[0]["name"], "ana");
+  EXPECT_TRUE(flat[1]["content"].is_null());
+  messages[0]["content"].push_back({{"type", "image_url"}, {"image_url", {{"url", "x"}}}});
+  try {
+    ps::chat::flatten_content_parts(messages);
+    FAIL();
+  } catch (const ChatPromptError& e) {
+    EXPECT_NE(std::string(e.what()).find("'image_url'"), std::string::npos);
+  }
+}
+
+}  // namespace
