@@ -60,7 +60,7 @@ stop_all() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   [[ -n "$nginx_pid" ]] && wait "$nginx_pid" 2>/dev/null || true
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ((own_dir)) && rm -rf "$dir"
+  if ((own_dir)); then rm -rf "$dir"; fi
 }
 trap 'stop_all; exit 0' INT TERM
 trap 'stop_all' EXIT
