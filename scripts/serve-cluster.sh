@@ -6,7 +6,8 @@
 #
 # Replicas listen on 127.0.0.1, ports CLUSTER_PORT+1 .. CLUSTER_PORT+N; nginx listens on
 # CLUSTER_HOST:CLUSTER_PORT and prints that URL once every replica is healthy. Ctrl-C or SIGTERM
-# stops nginx, then every replica (each finishes its streams, --shutdown-timeout).
+# stops nginx, then every replica (each finishes its streams, --shutdown-timeout). A replica that
+# exits alone leaves the rest serving.
 # Environment:
 #   CLUSTER_PORT     nginx's port (8000); replicas take the N ports after it
 #   CLUSTER_HOST     nginx's address (127.0.0.1)
@@ -100,8 +101,21 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 echo "cluster: http://$host:$port ($n replicas on ports $((port + 1))-$((port + n)), balance $balance; logs in $dir)"
-# Any replica or nginx ending on its own ends the cluster (status 1).
-wait -n "${pids[@]}" "$nginx_pid" || true
+# A replica that stops (crashed, or drained after its own SIGTERM) leaves the others serving:
+# nginx moves its traffic to them. The cluster ends (status 1) when nginx or the last replica does.
+while :; do
+  alive=()
+  for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+  if ! kill -0 "$nginx_pid" 2>/dev/null || ((${#alive[@]} == 0)); then break; fi
+  wait -n "${alive[@]}" "$nginx_pid" || true
+  ((stopping)) && exit 0
+  for i in $(seq 1 "$n"); do
+    p=${pids[$((i - 1))]}
+    if [[ " ${alive[*]} " == *" $p "* ]] && ! kill -0 "$p" 2>/dev/null; then
+      echo "serve-cluster.sh: replica $i (port $((port + i))) exited; the others keep serving" >&2
+    fi
+  done
+done
 ((stopping)) && exit 0
-echo "serve-cluster.sh: a process exited; stopping the cluster" >&2
+echo "serve-cluster.sh: nginx or the last replica exited; stopping the cluster" >&2
 exit 1

@@ -75,3 +75,17 @@ start_cluster() {
 stop_cluster() {
   stop_server "$CLUSTER_PID" TERM 60
 }
+
+# wait_gone PID TIMEOUT_S: for a process that is not this shell's child (a replica under
+# serve-cluster.sh); sets GONE to 1 when it has exited in time.
+wait_gone() {
+  local pid=$1 timeout=$2 i
+  GONE=0
+  for i in $(seq 1 $((timeout * 10))); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      GONE=1
+      return 0
+    fi
+    sleep 0.1
+  done
+}

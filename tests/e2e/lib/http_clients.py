@@ -288,13 +288,14 @@ def cmd_failover(a):
     async def run():
         tasks = [asyncio.ensure_future(stream_completion(a.url, body, timeout=a.timeout))
                  for _ in range(a.count)]
-        # Signal the replica once the streams are under way.
+        # Signal the replica once it is generating for some of the streams.
         t0 = time.monotonic()
+        running = 0
         while time.monotonic() - t0 < 60:
-            await asyncio.sleep(0.05)
-            if sum(1 for t in tasks if t.done()) >= a.count:
-                break
-            if a.signal_pid and sum(1 for t in tasks if not t.done()) == a.count:
+            await asyncio.sleep(0.1)
+            m = await asyncio.get_running_loop().run_in_executor(None, scrape, a.watch_url)
+            running = m.get(f'vllm:num_requests_running{{model_name="{a.model_name}"}}', 0)
+            if running >= a.min_running:
                 break
         await asyncio.sleep(a.signal_delay)
         os.kill(a.signal_pid, signal.SIGTERM)
@@ -306,9 +307,9 @@ def cmd_failover(a):
                 a.url, {"prompt": f"after {i}", "max_tokens": 4, "temperature": 0,
                         "stream": True}, timeout=a.timeout))
         results = await asyncio.gather(*tasks)
-        return results, after, time.monotonic() - signalled
+        return results, after, time.monotonic() - signalled, running
 
-    results, after, waited = asyncio.run(run())
+    results, after, waited, running = asyncio.run(run())
     completed = sum(1 for r in results if r["status"] == 200 and r["done"] and not r["errors"])
     error_ended = sum(1 for r in results if ended_cleanly(r) and r["errors"])
     bad = [r for r in results if not ended_cleanly(r)]
@@ -318,7 +319,7 @@ def cmd_failover(a):
                       "bad_samples": bad[:3], "after": len(after), "after_ok": after_ok,
                       "after_bad_samples": [r for r in after if not (r["status"] == 200
                                                                      and r["done"])][:3],
-                      "seconds_after_signal": waited}))
+                      "seconds_after_signal": waited, "running_when_signalled": running}))
 
 
 def scrape(url):
@@ -407,7 +408,10 @@ def main():
     s.add_argument("count", type=int)
     s.add_argument("--max-tokens", type=int, default=200)
     s.add_argument("--signal-pid", type=int, required=True)
-    s.add_argument("--signal-delay", type=float, default=1.0)
+    s.add_argument("--signal-delay", type=float, default=0.5)
+    s.add_argument("--watch-url", required=True)
+    s.add_argument("--model-name", default="e2e-tiny-model")
+    s.add_argument("--min-running", type=int, default=8)
     s.add_argument("--after", type=int, default=16)
     s.add_argument("--timeout", type=float, default=120)
     s.set_defaults(fn=cmd_failover)
