@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/connection_watch.h"
 #include "api/request_head.h"
 #include "api/socket_stream.h"
 
@@ -388,6 +389,7 @@ bool EdgeServer::serve_one(int fd, std::string* buffered, bool close_connection)
   PrereadSocketStream strm(fd, std::move(*buffered), options_.read_timeout_s * 1000,
                            options_.write_timeout_s * 1000);
   bool closed = false;
+  ConnectionWatch::CurrentSocket current(fd);
   const bool ok = process_request(strm, close_connection, closed, nullptr);
   *buffered = strm.take_unread();
   return ok && !closed && !close_connection;
