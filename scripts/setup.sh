@@ -19,6 +19,7 @@ packages=(
   # chat, python3-torch writes real torch.save fixtures for `convert`, gnuplot draws bench
   # plots, clang brings libFuzzer and the sanitizer runtimes, ccache makes rebuilds cheap.
   chromium fonts-wqy-microhei tmux python3-torch gnuplot-nox clang libclang-rt-14-dev ccache
+  nginx python3-yaml  # issue #20: scripts/serve-cluster.sh + replica tests; yaml reads deploy/k8s in a test
 )
 missing=()
 for p in "${packages[@]}"; do
