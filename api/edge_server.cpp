@@ -127,8 +127,8 @@ class EdgeServer::Room {
         ++refused_total_;
         if (from_peer == 0) per_peer_.erase(c.peer);
         // A refused connection waits (briefly) for its request head, so the client reads our
-        // answer instead of a reset; past as many refused as allowed open, it is just closed.
-        if (doomed_ >= o_.max_connections) {
+        // answer instead of a reset; past a few of those, it is just closed.
+        if (doomed_ >= std::max(16, o_.max_connections / 8)) {
           ::close(fd);
           return;
         }
@@ -152,7 +152,7 @@ class EdgeServer::Room {
     const auto now = Clock::now();
     if (!c.buf.empty()) {
       // Pipelined: the next request (or its start) came with the last one.
-      if (request_head_length(c.buf) > 0) return dispatch(std::move(c));
+      if (request_head_length(c.buf) > 0 && !stopping()) return dispatch(std::move(c));
       c.partial = true;
       c.deadline = now + std::chrono::seconds(o_.header_timeout_s);
     } else {
@@ -162,6 +162,11 @@ class EdgeServer::Room {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return release_locked(c);
     watch_locked(std::move(c));
+  }
+
+  bool stopping() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopping_;
   }
 
   void shutdown() {
@@ -386,8 +391,10 @@ bool EdgeServer::process_and_close_socket(socket_t sock) {
 }
 
 bool EdgeServer::serve_one(int fd, std::string* buffered, bool close_connection) {
-  PrereadSocketStream strm(fd, std::move(*buffered), options_.read_timeout_s * 1000,
-                           options_.write_timeout_s * 1000);
+  PrereadSocketStream strm(
+      fd, std::move(*buffered),
+      std::chrono::steady_clock::now() + std::chrono::seconds(options_.body_timeout_s),
+      options_.write_timeout_s * 1000);
   bool closed = false;
   ConnectionWatch::CurrentSocket current(fd);
   const bool ok = process_request(strm, close_connection, closed, nullptr);

@@ -21,7 +21,7 @@ struct EdgeOptions {
   int workers = 512;              // threads that serve requests (a stream holds one throughout)
   int header_timeout_s = 5;       // a request head must arrive within this of its first byte
   int keep_alive_timeout_s = 75;  // idle keep-alive; longer than a proxy's (nginx: 60 s)
-  int read_timeout_s = 30;        // each wait for more of a request body
+  int body_timeout_s = 30;        // a request body must have arrived this long after its head
   int write_timeout_s = 30;       // each wait for a client to take more of a response
   int max_connections = 8192;     // open connections in all; over it: 503, closed
   int max_connections_per_client = 0;   // per peer address; 0: no cap (behind a proxy, all

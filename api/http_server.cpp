@@ -58,6 +58,7 @@ EdgeOptions edge_options(const ServerOptions& o) {
   EdgeOptions e;
   e.workers = std::max(4, o.http_threads);
   e.header_timeout_s = o.header_timeout_s;
+  e.body_timeout_s = o.body_timeout_s;
   e.keep_alive_timeout_s = o.keep_alive_timeout_s;
   e.max_connections = o.max_connections;
   e.max_connections_per_client = o.max_connections_per_client;

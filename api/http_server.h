@@ -22,6 +22,7 @@ struct ServerOptions {
   // (counted in the waiting gauges of /metrics).
   int http_threads = 512;
   int header_timeout_s = 5;            // a request head must arrive within this of its first byte
+  int body_timeout_s = 30;             // and its body within this of the head
   int keep_alive_timeout_s = 75;       // idle keep-alive; must outlast a proxy's (nginx: 60 s)
   int max_connections = 8192;          // open connections in all (over it: 503); lowered to fit the
                                        // open-file limit

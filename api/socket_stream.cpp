@@ -35,15 +35,23 @@ void ip_and_port(const sockaddr_storage& addr, socklen_t len, std::string& ip, i
 
 }  // namespace
 
-PrereadSocketStream::PrereadSocketStream(int fd, std::string preread, int read_timeout_ms,
+PrereadSocketStream::PrereadSocketStream(int fd, std::string preread,
+                                         std::chrono::steady_clock::time_point read_deadline,
                                          int write_timeout_ms)
     : fd_(fd),
       preread_(std::move(preread)),
-      read_timeout_ms_(read_timeout_ms),
+      read_deadline_(read_deadline),
       write_timeout_ms_(write_timeout_ms) {}
 
+int PrereadSocketStream::read_ms_left() const {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  read_deadline_ - std::chrono::steady_clock::now())
+                  .count();
+  return left > 0 ? static_cast<int>(std::min<int64_t>(left, 1 << 30)) : 0;
+}
+
 bool PrereadSocketStream::is_readable() const {
-  return pos_ < preread_.size() || wait_for(fd_, POLLIN, read_timeout_ms_);
+  return pos_ < preread_.size() || wait_for(fd_, POLLIN, read_ms_left());
 }
 
 bool PrereadSocketStream::is_writable() const {
@@ -57,7 +65,7 @@ ssize_t PrereadSocketStream::read(char* ptr, size_t size) {
     pos_ += n;
     return static_cast<ssize_t>(n);
   }
-  if (!wait_for(fd_, POLLIN, read_timeout_ms_)) return -1;
+  if (!wait_for(fd_, POLLIN, read_ms_left())) return -1;
   for (;;) {
     ssize_t n = ::recv(fd_, ptr, size, 0);
     if (n < 0 && errno == EINTR) continue;

@@ -4,15 +4,18 @@
 // then the socket, with a deadline on every wait.
 #include <httplib.h>
 
+#include <chrono>
 #include <string>
 
 namespace ps {
 
 class PrereadSocketStream : public httplib::Stream {
  public:
-  // `read_timeout_ms` bounds each wait for more bytes (a slow body), `write_timeout_ms` each wait
-  // for room to write (a client that stopped reading).
-  PrereadSocketStream(int fd, std::string preread, int read_timeout_ms, int write_timeout_ms);
+  // Reads from the socket fail past `read_deadline` (the whole body must have arrived by then,
+  // however slowly it trickles); `write_timeout_ms` bounds each wait for room to write (a client
+  // that stopped reading).
+  PrereadSocketStream(int fd, std::string preread,
+                      std::chrono::steady_clock::time_point read_deadline, int write_timeout_ms);
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -29,8 +32,10 @@ class PrereadSocketStream : public httplib::Stream {
   int fd_;
   std::string preread_;
   size_t pos_ = 0;
-  int read_timeout_ms_;
+  std::chrono::steady_clock::time_point read_deadline_;
   int write_timeout_ms_;
+
+  int read_ms_left() const;
 };
 
 }  // namespace ps

@@ -31,6 +31,7 @@ const char* kUsage =
     "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 512 (requests served at once; idle connections hold no thread)]\n"
     "  [--header-timeout 5 (seconds for a request's headers to arrive)]\n"
+    "  [--body-timeout 30 (seconds for its body to arrive after the headers)]\n"
     "  [--keep-alive-timeout 75 (idle seconds; keep it above a proxy's, nginx: 60)]\n"
     "  [--max-connections 8192] [--max-connections-per-client 0 (0: no cap)]\n"
     "  [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
@@ -92,6 +93,7 @@ int serve_command(int argc, char** argv) {
                                   "max-n",
                                   "http-threads",
                                   "header-timeout",
+                                  "body-timeout",
                                   "keep-alive-timeout",
                                   "max-connections",
                                   "max-connections-per-client",
@@ -119,6 +121,7 @@ int serve_command(int argc, char** argv) {
       static_cast<size_t>(int_in(flags, "max-body-bytes", 1 << 20, 1024, int64_t{1} << 32));
   options.http_threads = static_cast<int>(int_in(flags, "http-threads", 512, 4, 8192));
   options.header_timeout_s = static_cast<int>(int_in(flags, "header-timeout", 5, 1, 3600));
+  options.body_timeout_s = static_cast<int>(int_in(flags, "body-timeout", 30, 1, 3600));
   options.keep_alive_timeout_s =
       static_cast<int>(int_in(flags, "keep-alive-timeout", 75, 1, 86400));
   options.max_connections = static_cast<int>(int_in(flags, "max-connections", 8192, 16, 1 << 20));

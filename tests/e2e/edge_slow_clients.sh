@@ -2,7 +2,7 @@
 # The edge holds against slow and many clients (issue #20): 1000 connections that send half a
 # request and stall do not delay a normal request by more than 100 ms, with and without nginx in
 # front; 1000 concurrent streaming clients all get their responses, both ways. And each rule of
-# the edge on its own: the header deadline (408), the caps per client address (429) and in all
+# the edge on its own: the header deadline (408), the body deadline, the caps per client address (429) and in all
 # (503), the keep-alive idle timeout, pipelined requests, an oversized head (431), and a low
 # open-file limit.
 source "$(dirname "$0")/lib/server.bash" "$@"
@@ -57,9 +57,13 @@ streams_check "through nginx" "$CLUSTER_URL"
 stop_cluster
 
 # The edge's rules, one at a time.
-start_server deadline --header-timeout 1
+start_server deadline --header-timeout 1 --body-timeout 1 --http-threads 4
 if python3 "$cases" header-timeout "$URL" 20 5; then pass "--header-timeout: an unfinished head gets 408"; else fail "--header-timeout"; fi
 check "the timeouts are counted in /metrics" "$(metric pagedserve_http_header_timeouts_total)" -ge 20
+# More stalled bodies than workers: each is ended at the deadline, then the server serves again.
+if python3 "$cases" body-timeout "$URL" 8 6; then pass "--body-timeout: a stalled body is ended"; else fail "--body-timeout"; fi
+check "... and the workers are free again" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
+  -d '{"prompt":"x","max_tokens":1}' "$URL/v1/completions")" = 200
 stop_server "$SERVER_PID" TERM 30
 
 start_server caps --max-connections-per-client 8

@@ -174,5 +174,30 @@ def case_header_timeout(n, wait_s):
     print(f"ok: {n} connections whose head never ended got 408 within {wait_s} s")
 
 
+def case_body_timeout(n, wait_s):
+    """N clients send a whole head, a tenth of the body, then nothing: each is answered (400)
+    or closed once the body deadline passes, freeing its worker."""
+    n = int(n)
+    socks = []
+    for _ in range(n):
+        s = connect()
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"prompt\":")
+        socks.append(s)
+    t0 = time.monotonic()
+    ends = []
+    for s in socks:
+        s.settimeout(max(0.1, float(wait_s) - (time.monotonic() - t0)))
+        try:
+            d = s.recv(100)
+            ends.append(d[:12].decode("latin-1") if d else "closed")
+        except socket.timeout:
+            ends.append("still waiting")
+        except OSError:
+            ends.append("closed")
+    expect("still waiting" not in ends, f"after {wait_s} s: {ends}")
+    print(f"ok: {n} clients whose body stalled were ended within {wait_s} s ({sorted(set(ends))})")
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1].replace("-", "_")](*sys.argv[3:])
