@@ -12,8 +12,13 @@ clients="$ROOT/tests/e2e/lib/http_clients.py"
 cases="$ROOT/tests/e2e/lib/edge_cases.py"
 
 stall_check() {  # stall_check LABEL URL
-  if python3 "$clients" stall "$2" 1000 --probes 5 >"$WORK/stall-$1.json" &&
-    python3 - "$WORK/stall-$1.json" "$1" <<'PY'; then
+  # Two attempts: one spike of machine noise (2 shared cores, other tests running) over 100 ms
+  # must not fail the test; a request queued behind stalled connections is late by seconds in
+  # every attempt (main eae5ca0: 4.8 s at 300, 14.8 s at 1000).
+  local attempt
+  for attempt in 1 2; do
+    if python3 "$clients" stall "$2" 1000 --probes 5 >"$WORK/stall-$1.json" &&
+      python3 - "$WORK/stall-$1.json" "$1" <<'PY'; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"  {sys.argv[2]}: {r['stalled']} stalled connections; worst of 5, before -> while stalled: "
@@ -22,10 +27,11 @@ print(f"  {sys.argv[2]}: {r['stalled']} stalled connections; worst of 5, before 
 assert r["stalled"] == 1000, r
 assert r["delay_ms"] < 100, r
 PY
-    pass "$1: 1000 stalled connections delay a normal request by < 100 ms"
-  else
-    fail "$1: 1000 stalled connections"
-  fi
+      pass "$1: 1000 stalled connections delay a normal request by < 100 ms (attempt $attempt)"
+      return 0
+    fi
+  done
+  fail "$1: 1000 stalled connections (both attempts): $(head -c 600 "$WORK/stall-$1.json")"
 }
 streams_check() {  # streams_check LABEL URL
   if python3 "$clients" streams "$2" 1000 --max-tokens 4 >"$WORK/streams-$1.json" &&
