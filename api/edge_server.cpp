@@ -117,12 +117,18 @@ class EdgeServer::Room {
         ::close(fd);
         return;
       }
-      int& from_peer = per_peer_[c.peer];
-      if (open_ >= o_.max_connections) {
-        c.doomed_status = 503;
-      } else if (o_.max_connections_per_client > 0 && from_peer >= o_.max_connections_per_client) {
+      const bool client_full = o_.max_connections_per_client > 0 && per_peer_.count(c.peer) > 0 &&
+                               per_peer_[c.peer] >= o_.max_connections_per_client;
+      // At the cap, a connection that is only waiting (idle, or a head still arriving) makes
+      // room: the one that has waited longest is closed, so stalled or idle clients can never
+      // lock out one that sends a whole request. Only when every connection is being served is
+      // the new one refused.
+      if (client_full) {
         c.doomed_status = 429;
+      } else if (open_ >= o_.max_connections && !evict_longest_waiting_locked()) {
+        c.doomed_status = 503;
       }
+      int& from_peer = per_peer_[c.peer];
       if (c.doomed_status != 0) {
         ++refused_total_;
         if (from_peer == 0) per_peer_.erase(c.peer);
@@ -204,6 +210,7 @@ class EdgeServer::Room {
     out.active = active_;
     out.refused_total = refused_total_;
     out.header_timeouts_total = header_timeouts_total_;
+    out.evicted_total = evicted_total_;
     return out;
   }
 
@@ -217,13 +224,30 @@ class EdgeServer::Room {
     int doomed_status = 0;  // non-zero: answer this status once the head is in, then close
     size_t served = 0;      // requests served on this connection
     Clock::time_point deadline;
+    Clock::time_point since;  // when it entered the room
   };
+
+  // Closes the connection that has waited longest in the room for a request (not a refused
+  // one). Needs mu_. False when there is none.
+  bool evict_longest_waiting_locked() {
+    auto victim = conns_.end();
+    for (auto it = conns_.begin(); it != conns_.end(); ++it) {
+      if (it->second.doomed_status != 0) continue;
+      if (victim == conns_.end() || it->second.since < victim->second.since) victim = it;
+    }
+    if (victim == conns_.end()) return false;
+    if (victim->second.partial) send_canned(victim->first, 408);
+    ++evicted_total_;
+    forget_locked(victim);
+    return true;
+  }
 
   void watch_locked(Conn c) {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = c.fd;
     const int fd = c.fd;
+    c.since = Clock::now();
     conns_[fd] = std::move(c);
     epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
   }
@@ -365,7 +389,7 @@ class EdgeServer::Room {
   std::unordered_map<int, Conn> conns_;
   std::unordered_map<std::string, int> per_peer_;
   int64_t open_ = 0, doomed_ = 0, queued_ = 0, active_ = 0;
-  uint64_t refused_total_ = 0, header_timeouts_total_ = 0;
+  uint64_t refused_total_ = 0, header_timeouts_total_ = 0, evicted_total_ = 0;
   bool stopping_ = false;
   int epfd_ = -1, wake_fd_ = -1;
   std::thread thread_;

@@ -23,7 +23,8 @@ struct EdgeOptions {
   int keep_alive_timeout_s = 75;  // idle keep-alive; longer than a proxy's (nginx: 60 s)
   int body_timeout_s = 30;        // a request body must have arrived this long after its head
   int write_timeout_s = 30;       // each wait for a client to take more of a response
-  int max_connections = 8192;     // open connections in all; over it: 503, closed
+  int max_connections = 8192;     // open connections in all; at it, the longest-waiting idle one
+                                  // is closed to make room, or with none, 503
   int max_connections_per_client = 0;   // per peer address; 0: no cap (behind a proxy, all
                                         // connections come from the proxy); over it: 429
   size_t max_head_bytes = 64 * 1024;    // a longer request head: 431, closed
@@ -39,6 +40,7 @@ struct EdgeCounts {
   int64_t active = 0;                  // a worker is serving its request
   uint64_t refused_total = 0;          // over a connection cap
   uint64_t header_timeouts_total = 0;  // closed because a head did not arrive in time
+  uint64_t evicted_total = 0;          // waiting connections closed at the cap to admit a new one
 };
 
 class EdgeServer : public httplib::Server {

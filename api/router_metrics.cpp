@@ -98,6 +98,12 @@ std::string router_metrics_text(const EngineStats& s, const RouterMetricsInfo& i
   out +=
       "pagedserve_http_connections_refused_total " + std::to_string(info.edge.refused_total) + "\n";
   out +=
+      "# HELP pagedserve_http_connections_evicted_total Waiting connections closed at the "
+      "connection cap to admit a new one.\n";
+  out += "# TYPE pagedserve_http_connections_evicted_total counter\n";
+  out +=
+      "pagedserve_http_connections_evicted_total " + std::to_string(info.edge.evicted_total) + "\n";
+  out +=
       "# HELP pagedserve_http_header_timeouts_total Connections closed because no complete "
       "request head arrived in time.\n";
   out += "# TYPE pagedserve_http_header_timeouts_total counter\n";

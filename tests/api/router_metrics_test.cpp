@@ -33,6 +33,7 @@ RouterMetricsInfo info() {
   i.edge.active = 5;
   i.edge.refused_total = 11;
   i.edge.header_timeouts_total = 13;
+  i.edge.evicted_total = 17;
   i.unix_time_s = 1700000000;
   return i;
 }
@@ -62,6 +63,7 @@ TEST(RouterMetrics, VllmNamesAndMeanings) {
            "pagedserve_http_connections{state=\"active\"} 5\n",
            "pagedserve_http_connections_refused_total 11\n",
            "pagedserve_http_header_timeouts_total 13\n",
+           "pagedserve_http_connections_evicted_total 17\n",
        }) {
     EXPECT_NE(t.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << t;
   }

@@ -2,9 +2,9 @@
 # The edge holds against slow and many clients (issue #20): 1000 connections that send half a
 # request and stall do not delay a normal request by more than 100 ms, with and without nginx in
 # front; 1000 concurrent streaming clients all get their responses, both ways. And each rule of
-# the edge on its own: the header deadline (408), the body deadline, the caps per client address (429) and in all
-# (503), the keep-alive idle timeout, pipelined requests, an oversized head (431), and a low
-# open-file limit.
+# the edge on its own: the header deadline (408), the body deadline, the caps per client address
+# (429) and in all (an idle connection makes room; 503 when all are busy), the keep-alive idle
+# timeout, pipelined requests, an oversized head (431), and a low open-file limit.
 source "$(dirname "$0")/lib/server.bash" "$@"
 source "$(dirname "$0")/lib/cluster.bash"
 need_nginx
@@ -82,6 +82,7 @@ stop_server "$SERVER_PID" TERM 30
 
 start_server total --max-connections 16 --keep-alive-timeout 1
 if python3 "$cases" total-cap "$URL" 16; then pass "--max-connections"; else fail "--max-connections"; fi
+check "evictions are counted in /metrics" "$(metric pagedserve_http_connections_evicted_total)" -ge 1
 if python3 "$cases" keep-alive "$URL" 3 closed; then pass "--keep-alive-timeout 1 closes an idle connection"; else fail "--keep-alive-timeout"; fi
 stop_server "$SERVER_PID" TERM 30
 

@@ -88,21 +88,44 @@ def case_per_client_cap(cap):
 
 def case_total_cap(cap):
     cap = int(cap)
+    # At the cap with every connection only waiting: the longest-waiting one makes room.
     held = [connect() for _ in range(cap)]
     time.sleep(0.3)
     extra = connect()
     extra.sendall(REQ)
     st, h, body, _ = read_response(extra)
-    expect(st == 503 and h.get("retry-after") and b"too_many_connections" in body,
-           f"over the total cap: {st} {h} {body[:120]!r}")
+    expect(st == 200, f"at the cap with idle connections, a new request is served: {st} {body[:120]!r}")
+    expect(closed_by_server(held[0], 2), "the longest-waiting idle connection was closed")
+    expect(not closed_by_server(held[-1], 0.2), "the newest idle connection stays open")
     for s in held:
         s.close()
+    extra.close()
     time.sleep(0.3)
+    # At the cap with every connection being served (long streams): a new one gets 503.
+    stream = json.dumps({"prompt": "Count:", "max_tokens": 3000, "ignore_eos": True,
+                         "stream": True}).encode()
+    busy = []
+    for _ in range(cap):
+        s = connect()
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: " + str(len(stream)).encode() + b"\r\n\r\n" + stream)
+        busy.append(s)
+    for s in busy:
+        expect(s.recv(12) == b"HTTP/1.1 200", "a stream started")
+    refused = connect()
+    refused.sendall(REQ)
+    st, h, body, _ = read_response(refused)
+    expect(st == 503 and h.get("retry-after") and b"too_many_connections" in body,
+           f"at the cap with every connection busy: {st} {h} {body[:120]!r}")
+    for s in busy:
+        s.close()
+    time.sleep(1.0)
     again = connect()
     again.sendall(REQ)
     st2, _, _, _ = read_response(again)
-    expect(st2 == 200, f"after closing, served again: {st2}")
-    print(f"ok: connection {cap + 1} got 503 with Retry-After; after closing, 200")
+    expect(st2 == 200, f"after the streams ended, served again: {st2}")
+    print(f"ok: at {cap} connections an idle one makes room for a new request; with {cap} busy "
+          "streams a new one gets 503 with Retry-After; afterwards, 200")
 
 
 def case_keep_alive(idle_s, expect_closed):
