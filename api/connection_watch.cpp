@@ -55,12 +55,27 @@ bool sock_matches(int fd, const sockaddr_storage& local, const sockaddr_storage&
   return getsockname(fd, reinterpret_cast<sockaddr*>(&got), &len) == 0 && same(got, local);
 }
 
+thread_local int current_socket = -1;
+
 }  // namespace
+
+ConnectionWatch::CurrentSocket::CurrentSocket(int fd) {
+  current_socket = fd;
+}
+
+ConnectionWatch::CurrentSocket::~CurrentSocket() {
+  current_socket = -1;
+}
 
 ConnectionWatch::ConnectionWatch(const std::string& local_addr, int local_port,
                                  const std::string& remote_addr, int remote_port) {
   sockaddr_storage local{}, peer{};
   if (!parse_addr(local_addr, local_port, &local) || !parse_addr(remote_addr, remote_port, &peer)) {
+    return;
+  }
+  // Checked, not trusted: the addresses must still be this request's.
+  if (current_socket >= 0 && sock_matches(current_socket, local, peer)) {
+    fd_ = current_socket;
     return;
   }
   // The socket cannot close while we look: the worker thread that owns it is running us.

@@ -11,6 +11,16 @@ namespace ps {
 
 class ConnectionWatch {
  public:
+  // While one is alive on a thread, watches made on that thread look at `fd` first (the edge
+  // knows the socket it serves), instead of searching every open descriptor of the process.
+  class CurrentSocket {
+   public:
+    explicit CurrentSocket(int fd);
+    ~CurrentSocket();
+    CurrentSocket(const CurrentSocket&) = delete;
+    CurrentSocket& operator=(const CurrentSocket&) = delete;
+  };
+
   // The request's local and peer address/port as httplib reports them. When no socket matches
   // (an unexpected address format), the watch never reports the client gone; a failed write
   // still ends the stream.

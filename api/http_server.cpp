@@ -1,6 +1,7 @@
 #include "api/http_server.h"
 
 #include <httplib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -14,9 +15,11 @@
 #include <thread>
 
 #include "api/completion_handler.h"
+#include "api/edge_server.h"
 #include "api/http_reply.h"
 #include "api/metrics_text.h"
 #include "api/openai_response.h"
+#include "api/router_metrics.h"
 #include "api/static_page.h"
 
 namespace ps {
@@ -51,6 +54,30 @@ bool origin_allowed(const std::vector<std::string>& allowed, const std::string& 
   return false;
 }
 
+EdgeOptions edge_options(const ServerOptions& o) {
+  EdgeOptions e;
+  e.workers = std::max(4, o.http_threads);
+  e.header_timeout_s = o.header_timeout_s;
+  e.body_timeout_s = o.body_timeout_s;
+  e.keep_alive_timeout_s = o.keep_alive_timeout_s;
+  e.max_connections = o.max_connections;
+  e.max_connections_per_client = o.max_connections_per_client;
+  return e;
+}
+
+// Each connection is a file descriptor; a soft limit of 1024 (a common default) would refuse
+// clients long before the connection cap. Raises the soft limit to the hard one and returns it.
+rlim_t raise_open_file_limit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024;
+  if (lim.rlim_cur < lim.rlim_max) {
+    rlimit want = lim;
+    want.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &want) == 0) lim = want;
+  }
+  return lim.rlim_cur;
+}
+
 bool needs_model(const std::string& path) {
   return path.rfind("/v1/", 0) == 0 || path == "/tokenize" || path == "/detokenize";
 }
@@ -58,8 +85,9 @@ bool needs_model(const std::string& path) {
 }  // namespace
 
 struct HttpServer::Impl {
+  explicit Impl(ServerOptions o) : options(std::move(o)), server(edge_options(options)) {}
   ServerOptions options;
-  httplib::Server server;
+  EdgeServer server;
   std::mutex mu;
   std::shared_ptr<const ServingContext> context;  // null while loading
   std::atomic<bool> shutting_down{false};
@@ -116,8 +144,7 @@ struct HttpServer::Impl {
 };
 
 void HttpServer::Impl::setup() {
-  size_t threads = static_cast<size_t>(std::max(4, options.http_threads));
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Worker threads, keep-alive and the header deadline belong to the edge (api/edge_server.h).
   server.set_tcp_nodelay(true);  // SSE chunks are small; Nagle would delay each token
   // Replaces httplib's default socket options (SO_REUSEADDR, kept) to remember the listening
   // socket: bind() raises its backlog from httplib's built-in 5, which overflowed when 64
@@ -127,8 +154,6 @@ void HttpServer::Impl::setup() {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_fd.store(sock);
   });
-  server.set_keep_alive_max_count(1000);
-  server.set_keep_alive_timeout(5);
   // httplib drops oversized bodies itself only past twice our limit; between the two we read the
   // body and answer a clean 413, so a client that sent it can still read the answer.
   server.set_payload_max_length(options.max_body_bytes * 2 + 65536);
@@ -290,12 +315,17 @@ void HttpServer::Impl::metrics(httplib::Response& res) {
   auto c = ctx();
   EngineStats stats = c ? c->engine->stats() : EngineStats{};
   res.status = 200;
-  res.set_content(metrics_text(stats, counters.snapshot()),
+  RouterMetricsInfo info;
+  if (c) {
+    info.model_name = c->served_model_name;
+    info.block_size = c->block_size;
+  }
+  info.edge = server.counts();
+  res.set_content(metrics_text(stats, counters.snapshot()) + router_metrics_text(stats, info),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 
-HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
+HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   impl_->started = std::chrono::duration_cast<std::chrono::seconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
@@ -308,6 +338,16 @@ HttpServer::~HttpServer() {
 
 int HttpServer::bind() {
   const auto& o = impl_->options;
+  const rlim_t files = raise_open_file_limit();
+  // Leave room for the model's files, the engine's and the logs' descriptors.
+  if (files < static_cast<rlim_t>(o.max_connections) + 128) {
+    const int fit = std::max(16, static_cast<int>(files) - 128);
+    std::fprintf(stderr,
+                 "pagedserve: the open-file limit is %llu; serving at most %d connections "
+                 "(raise it with `ulimit -n` for more)\n",
+                 static_cast<unsigned long long>(files), fit);
+    impl_->server.set_max_connections(fit);
+  }
   int port = o.port == 0 ? impl_->server.bind_to_any_port(o.host)
                          : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port <= 0) {
@@ -332,6 +372,11 @@ void HttpServer::run() {
 
 void HttpServer::begin_shutdown() {
   impl_->shutting_down.store(true);
+  impl_->server.set_draining(true);
+}
+
+int HttpServer::max_connections() const {
+  return impl_->server.max_connections();
 }
 
 void HttpServer::stop() {

@@ -16,9 +16,17 @@ struct ServerOptions {
   int port = 8000;                 // 0 picks a free port (bind() returns it)
   std::string api_key;             // non-empty: /v1 routes need "Authorization: Bearer KEY"
   size_t max_body_bytes = 1 << 20;
-  // Each open connection (a streaming client, an idle keep-alive one) holds a thread while it
-  // lasts, so this bounds how many clients are served at once; more wait for a free thread.
-  int http_threads = 256;
+  // Threads that serve requests. A request holds one from the moment its head has arrived until
+  // its response ends (a stream: its whole generation); connections that are idle or still
+  // sending their head hold none (api/edge_server.h). More requests than this wait for a thread
+  // (counted in the waiting gauges of /metrics).
+  int http_threads = 512;
+  int header_timeout_s = 5;            // a request head must arrive within this of its first byte
+  int body_timeout_s = 30;             // and its body within this of the head
+  int keep_alive_timeout_s = 75;       // idle keep-alive; must outlast a proxy's (nginx: 60 s)
+  int max_connections = 8192;          // open connections in all (over it: 503); lowered to fit the
+                                       // open-file limit
+  int max_connections_per_client = 0;  // per client address (over it: 429); 0: no cap
   // With an api_key: /health and /metrics need it too (else they stay open for probes).
   bool key_for_health_metrics = false;
   // Origins a browser page may call this server from (CORS); empty: none, "*": any.
@@ -42,6 +50,8 @@ class HttpServer {
   void begin_shutdown();
   // Closes the listening socket; run() returns once in-flight connections are done.
   void stop();
+  // The connection cap in force (max_connections, lowered to fit the open-file limit at bind()).
+  int max_connections() const;
 
  private:
   struct Impl;

@@ -20,6 +20,7 @@ struct ServingContext {
   std::string served_model_name;
   RequestLimits limits;
   int32_t max_model_len = 0;
+  int32_t block_size = 16;  // KV-cache block size in tokens (for routers' prefix-cache scorers)
   // --request-timeout: a completion still generating after this long is cancelled and answered
   // with a timeout error (zero: no limit).
   std::chrono::milliseconds request_timeout{0};

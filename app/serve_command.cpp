@@ -32,7 +32,12 @@ const char* kUsage =
     "  [--generation-config auto|none|DIR (auto: the model's generation_config.json fills the\n"
     "  sampling fields a request leaves out)]\n"
     "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
-    "  [--http-threads 256] [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
+    "  [--http-threads 512 (requests served at once; idle connections hold no thread)]\n"
+    "  [--header-timeout 5 (seconds for a request's headers to arrive)]\n"
+    "  [--body-timeout 30 (seconds for its body to arrive after the headers)]\n"
+    "  [--keep-alive-timeout 75 (idle seconds; keep it above a proxy's, nginx: 60)]\n"
+    "  [--max-connections 8192] [--max-connections-per-client 0 (0: no cap)]\n"
+    "  [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
     "  [--max-tokens-limit N (largest max_tokens a request may ask; 0: the context)]\n"
     "  [--request-timeout SECONDS (0: none; a longer completion ends with a 408 error)]\n"
     "  [--allowed-origins URL,URL|* (CORS; off by default)] [--metrics-require-key\n"
@@ -90,6 +95,11 @@ int serve_command(int argc, char** argv) {
                                   "max-body-bytes",
                                   "max-n",
                                   "http-threads",
+                                  "header-timeout",
+                                  "body-timeout",
+                                  "keep-alive-timeout",
+                                  "max-connections",
+                                  "max-connections-per-client",
                                   "shutdown-timeout",
                                   "max-tokens-limit",
                                   "request-timeout",
@@ -113,7 +123,14 @@ int serve_command(int argc, char** argv) {
   options.api_key = flags.str("api-key", env_key ? env_key : "");
   options.max_body_bytes =
       static_cast<size_t>(int_in(flags, "max-body-bytes", 1 << 20, 1024, int64_t{1} << 32));
-  options.http_threads = static_cast<int>(int_in(flags, "http-threads", 256, 4, 4096));
+  options.http_threads = static_cast<int>(int_in(flags, "http-threads", 512, 4, 8192));
+  options.header_timeout_s = static_cast<int>(int_in(flags, "header-timeout", 5, 1, 3600));
+  options.body_timeout_s = static_cast<int>(int_in(flags, "body-timeout", 30, 1, 3600));
+  options.keep_alive_timeout_s =
+      static_cast<int>(int_in(flags, "keep-alive-timeout", 75, 1, 86400));
+  options.max_connections = static_cast<int>(int_in(flags, "max-connections", 8192, 16, 1 << 20));
+  options.max_connections_per_client =
+      static_cast<int>(int_in(flags, "max-connections-per-client", 0, 0, 1 << 20));
   const auto max_n = static_cast<int32_t>(int_in(flags, "max-n", 16, 1, 256));
   const auto drain = std::chrono::seconds(int_in(flags, "shutdown-timeout", 10, 0, 3600));
   const auto max_tokens_limit =
@@ -190,6 +207,7 @@ int serve_command(int argc, char** argv) {
     ctx->chat_template = chat_template;
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
+    ctx->block_size = engine_config.block_size;
     ctx->limits.max_n = max_n;
     ctx->limits.max_tokens_limit = max_tokens_limit;
     if (generation_config != "none") {

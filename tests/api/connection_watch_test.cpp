@@ -70,6 +70,32 @@ TEST(ConnectionWatch, SeesTheClientClose) {
   EXPECT_TRUE(becomes_gone(w));
 }
 
+TEST(ConnectionWatch, UsesTheCurrentSocketOnlyWhenItsAddressesMatch) {
+  Pair p;
+  make_pair(&p);
+  Pair other;
+  make_pair(&other);
+  {
+    // The edge names the socket it serves: the watch takes it, checked against the addresses.
+    ConnectionWatch::CurrentSocket current(p.server);
+    ConnectionWatch w("127.0.0.1", p.server_port, "127.0.0.1", p.client_port);
+    ASSERT_TRUE(w.found());
+    close(p.client);
+    p.client = -1;
+    EXPECT_TRUE(becomes_gone(w));
+  }
+  {
+    // A current socket of another connection is not trusted: the search finds the right one.
+    ConnectionWatch::CurrentSocket current(p.server);
+    ConnectionWatch w("127.0.0.1", other.server_port, "127.0.0.1", other.client_port);
+    ASSERT_TRUE(w.found());
+    EXPECT_FALSE(w.peer_gone());
+    close(other.client);
+    other.client = -1;
+    EXPECT_TRUE(becomes_gone(w));
+  }
+}
+
 TEST(ConnectionWatch, UnknownAddressNeverReportsGone) {
   ConnectionWatch w("not-an-address", 1, "127.0.0.1", 2);
   EXPECT_FALSE(w.found());
