@@ -45,8 +45,10 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   const int64_t chunks = (a.m + kRowChunk - 1) / kRowChunk;
   // Work unit u = (row chunk u / panels, panel u % panels): a thread's contiguous range of
   // units reuses its x chunk across many panels. Below ~256k multiply-adds per unit range,
-  // waking the other threads costs more than it saves.
-  const int64_t rows = std::min(a.m, kRowChunk);
+  // waking the other threads costs more than it saves. With few rows the work is reading the
+  // weight, not multiplying: count it as at least 4 rows, so a 1 MB weight at M = 1 (an o_proj
+  // of the default model) is still read by every core (it ran on one, at one core's bandwidth).
+  const int64_t rows = std::max<int64_t>(4, std::min(a.m, kRowChunk));
   const int64_t grain = std::max<int64_t>(1, 262144 / (rows * kPanelCols * w.k()));
   at::parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
