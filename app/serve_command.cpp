@@ -17,7 +17,6 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
-#include "chat/chat_template.h"
 #include "engine/engine.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -28,7 +27,8 @@ namespace {
 const char* kUsage =
     "usage: pagedserve serve --model DIR [--host 127.0.0.1] [--port 8000]\n"
     "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
-    "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
+    "  [--chat-template chatml|llama3|plain|FILE (default: the checkpoint's own)]\n"
+    "  [--reasoning-parser auto|qwen3|deepseek_r1|none] [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 256] [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
     "  [--max-tokens-limit N (largest max_tokens a request may ask; 0: the context)]\n"
     "  [--request-timeout SECONDS (0: none; a longer completion ends with a 408 error)]\n"
@@ -83,6 +83,7 @@ int serve_command(int argc, char** argv) {
                                   "port",
                                   "api-key",
                                   "chat-template",
+                                  "reasoning-parser",
                                   "served-model-name",
                                   "max-body-bytes",
                                   "max-n",
@@ -127,7 +128,9 @@ int serve_command(int argc, char** argv) {
   const std::string dir = model_dir_from_flags(flags);
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
-  const ChatTemplate chat_template = chat_template_from_flags(flags, dir, "serve");
+  auto renderer =
+      std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "serve"));
+  const std::optional<chat::ReasoningStyle> reasoning = reasoning_from_flags(flags, *renderer);
   const std::string model_name = flags.str("served-model-name", default_model_name(dir));
 
   ShutdownSignal signals;  // before any thread starts, so all of them inherit the mask
@@ -172,7 +175,8 @@ int serve_command(int argc, char** argv) {
     ctx = std::make_shared<ServingContext>();
     ctx->engine = e;
     ctx->tokenizer = tokenizer;
-    ctx->chat_template = chat_template;
+    ctx->chat_renderer = renderer;
+    ctx->reasoning = reasoning;
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
     ctx->limits.max_n = max_n;
@@ -186,8 +190,11 @@ int serve_command(int argc, char** argv) {
       server.set_context(ctx);
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("ready: model '%s' from %s (chat template %s, context %d tokens) in %.1f s\n",
-                  model_name.c_str(), dir.c_str(), chat_template.name(), ctx->max_model_len, secs);
+      std::printf(
+          "ready: model '%s' from %s (chat template %s, reasoning parser %s, context %d tokens) "
+          "in %.1f s\n",
+          model_name.c_str(), dir.c_str(), renderer->describe().c_str(),
+          reasoning ? chat::reasoning_style_name(*reasoning) : "none", ctx->max_model_len, secs);
       std::printf("kernels: %s\n", e->kernel_summary().c_str());
       std::fflush(stdout);
     }
