@@ -58,7 +58,10 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
     prompts.push_back(ctx.tokenizer->encode(chat_prompt));
   } else {
     for (auto& p : r.prompts) {
-      prompts.push_back(p.is_ids ? std::move(p.ids) : ctx.tokenizer->encode(p.text));
+      // A raw text prompt gets the tokenizer's BOS/EOS as vLLM's completions do
+      // (add_special_tokens defaults to true there); chat templates write their own.
+      prompts.push_back(p.is_ids ? std::move(p.ids)
+                                 : ctx.tokenizer->encode(p.text, /*add_special_tokens=*/true));
     }
   }
 

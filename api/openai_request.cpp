@@ -132,6 +132,13 @@ void reject_unsupported(const json& body, Endpoint endpoint, int32_t n) {
 void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& limits,
                     OpenAiRequest* r) {
   SamplingParams& p = r->params;
+  // The checkpoint's defaults first; whatever the body sends replaces them below.
+  const GenerationDefaults& defaults = limits.generation_defaults;
+  if (defaults.temperature) p.temperature = *defaults.temperature;
+  if (defaults.top_p) p.top_p = *defaults.top_p;
+  if (defaults.top_k) p.top_k = std::min(*defaults.top_k, limits.vocab_size);
+  if (defaults.min_p) p.min_p = *defaults.min_p;
+  if (defaults.repetition_penalty) p.repetition_penalty = *defaults.repetition_penalty;
   if (auto v = get_number(body, "temperature")) {
     check_range("temperature", *v, 0, 2);
     p.temperature = static_cast<float>(*v);
@@ -194,6 +201,9 @@ void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& li
   } else {
     // Chat fills the context; legacy completions default to 16 (OpenAI's documented default).
     p.max_tokens = endpoint == Endpoint::kChat ? std::numeric_limits<int32_t>::max() : 16;
+    // generation_config.json's max_new_tokens caps that default, as in vLLM (which takes the
+    // smallest of the defaults and what the context leaves).
+    if (defaults.max_new_tokens) p.max_tokens = std::min(p.max_tokens, *defaults.max_new_tokens);
     if (limits.max_tokens_limit > 0) p.max_tokens = std::min(p.max_tokens, limits.max_tokens_limit);
   }
   if (auto v = get_int(body, "min_tokens")) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/api_error.h"
+#include "api/generation_defaults.h"
 #include "chat/chat_prompt.h"
 #include "sampling/sampling_params.h"
 
@@ -32,6 +33,9 @@ struct RequestLimits {
   // --max-tokens-limit: an explicit max_tokens above it is refused; a default one is cut to it.
   // 0: no limit beyond the context.
   int32_t max_tokens_limit = 0;
+  // The checkpoint's generation_config.json (--generation-config auto): fills the sampling
+  // fields a request leaves out.
+  GenerationDefaults generation_defaults;
 };
 
 struct OpenAiRequest {
@@ -47,8 +51,9 @@ struct OpenAiRequest {
   std::string user;
 };
 
-// Parses `body` for `endpoint`. Fills every sampling field from the body; defaults follow
-// OpenAI's (temperature 1, completions max_tokens 16).
+// Parses `body` for `endpoint`. Fills every sampling field from the body; a field the body leaves
+// out takes limits.generation_defaults' value where it has one, else OpenAI's default
+// (temperature 1, completions max_tokens 16).
 std::variant<OpenAiRequest, ApiError> parse_openai_request(std::string_view body, Endpoint endpoint,
                                                            const RequestLimits& limits);
 

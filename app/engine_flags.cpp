@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "convert/lora_merge.h"
+#include "model/hub_cache.h"
 #include "model/kernel_isa.h"
 
 namespace ps {
@@ -13,8 +14,8 @@ namespace ps {
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches) {
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
-                 "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "kernel",
-                 "kernel-isa"});
+                 "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
+                 "kernel", "kernel-isa"});
   switches.insert("no-prefix-caching");
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
 }
@@ -65,7 +66,10 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
   try {
-    c.runner.linear_mode = parse_linear_mode(flags.str("kernel", "auto"));
+    // PAGEDSERVE_KERNEL sets the default, so a test suite can pin every process it starts.
+    const char* env = std::getenv("PAGEDSERVE_KERNEL");
+    c.runner.linear_mode =
+        parse_linear_mode(flags.str("kernel", env != nullptr && *env != '\0' ? env : "auto"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("flag --kernel: ") + e.what());
   }
@@ -81,24 +85,45 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   return c;
 }
 
-std::string model_dir_from_flags(const Flags& flags) {
+ModelLocation model_location_from_flags(const Flags& flags) {
   if (auto dir = flags.opt("model")) {
-    if (!std::filesystem::is_directory(*dir)) {
+    if (std::filesystem::is_directory(*dir)) {
+      if (flags.has("revision")) {
+        throw UsageError("--revision applies to a Hub model id, but --model " + *dir +
+                         " is a directory");
+      }
+      return {*dir, *dir, false};
+    }
+    if (!looks_like_hub_id(*dir)) {
       throw UsageError("--model " + *dir + ": no such directory");
     }
-    return *dir;
+    HubLookup found =
+        find_in_hub_cache(*dir, flags.str("revision", "main"), hub_cache_roots(hub_environment()));
+    if (found.snapshot) return {*found.snapshot, *dir, true};
+    std::string message = "--model " + *dir +
+                          ": no such directory, and not in the local Hugging Face cache "
+                          "(pagedserve never downloads). Looked in:";
+    for (const auto& place : found.looked) message += "\n  " + place;
+    message += "\nDownload it first (e.g. `huggingface-cli download " + *dir +
+               "`), set HF_HUB_CACHE or HF_HOME to the cache that has it, or pass a directory.";
+    throw UsageError(message);
   }
+  if (flags.has("revision")) throw UsageError("--revision needs --model ORG/NAME");
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("PAGEDSERVE_DEFAULT_MODEL")) candidates.push_back(env);
   candidates.push_back(std::string(PAGEDSERVE_SOURCE_DIR) + "/models/tiny");
   candidates.push_back(std::string(PAGEDSERVE_SOURCE_DIR) + "/models/tiny-random");
   for (const auto& c : candidates) {
-    if (std::filesystem::exists(c + "/config.json")) return c;
+    if (std::filesystem::exists(c + "/config.json")) return {c, "", false};
   }
   throw UsageError(
       "no --model given and no default model found (looked in models/tiny and "
       "models/tiny-random); run `pagedserve make-tiny-model models/tiny-random` or pass --model "
       "DIR");
+}
+
+std::string model_dir_from_flags(const Flags& flags) {
+  return model_location_from_flags(flags).dir;
 }
 
 LoadedModel load_model_with_lora(const Flags& flags, const std::string& dir) {

@@ -10,16 +10,24 @@
 namespace ps {
 
 // A command's flags plus the engine's: --block-size --num-blocks --kv-cache-memory
-// --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora
+// --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora --revision
 // --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic and the switch
 // --no-prefix-caching.
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches);
 EngineConfig engine_config_from_flags(const Flags& flags);
 
-// The model directory: --model, else the default tiny model (PAGEDSERVE_DEFAULT_MODEL or
-// models/tiny next to the binary's source tree) when it exists. Throws UsageError otherwise.
-std::string model_dir_from_flags(const Flags& flags);
+// Where the model is: --model DIR; or --model ORG/NAME (a Hub id that is not a directory) found
+// in the local Hugging Face cache at --revision (default main), never downloading; else the
+// default tiny model (PAGEDSERVE_DEFAULT_MODEL or models/tiny next to the binary's source tree)
+// when it exists. Throws UsageError otherwise; for a Hub id it lists every place it looked.
+struct ModelLocation {
+  std::string dir;
+  std::string typed;      // --model as the user wrote it ("" for the default model)
+  bool from_hub = false;  // resolved through the Hub cache
+};
+ModelLocation model_location_from_flags(const Flags& flags);
+std::string model_dir_from_flags(const Flags& flags);  // model_location_from_flags(flags).dir
 
 // load_model(dir), then, when --lora ADAPTER is given, the adapter merged in (convert/lora_merge.h)
 // so an adapter can be tried without writing a new checkpoint. Says on stderr what it merged.

@@ -87,7 +87,7 @@ std::vector<PromptJob> read_jobs(const std::string& path, const SamplingParams& 
 
 int run_naive(const LoadedModel& model, const Tokenizer& tok, const std::string& prompt,
               const SamplingParams& p) {
-  std::vector<int32_t> ids = tok.encode(prompt);
+  std::vector<int32_t> ids = tok.encode(prompt, /*add_special_tokens=*/true);
   std::vector<int32_t> eos = p.ignore_eos ? std::vector<int32_t>{} : model.config.eos_token_ids;
   std::vector<int32_t> out =
       naive_generate(*model.weights, ids, p.max_tokens, p.temperature, p.seed.value_or(0), eos);
@@ -129,7 +129,9 @@ int generate_command(int argc, char** argv) {
   const bool single = !flags.has("prompts");
   std::vector<std::unique_ptr<RequestStream>> streams;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    SubmitResult r = engine.submit(Request{tokenizer->encode(jobs[i].prompt), jobs[i].params});
+    // A raw prompt gets the tokenizer's BOS/EOS, as /v1/completions and vLLM's generate() do.
+    SubmitResult r = engine.submit(
+        Request{tokenizer->encode(jobs[i].prompt, /*add_special_tokens=*/true), jobs[i].params});
     if (auto* err = std::get_if<SubmitError>(&r)) {
       throw UsageError("prompt " + std::to_string(i + 1) + ": " + err->message);
     }

@@ -25,8 +25,11 @@ namespace ps {
 namespace {
 
 const char* kUsage =
-    "usage: pagedserve serve --model DIR [--host 127.0.0.1] [--port 8000]\n"
+    "usage: pagedserve serve --model DIR|ORG/NAME [--revision main] [--host 127.0.0.1]\n"
+    "  [--port 8000] (ORG/NAME: a model in the local Hugging Face cache, never downloaded)\n"
     "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
+    "  [--generation-config auto|none|DIR (auto: the model's generation_config.json fills the\n"
+    "  sampling fields a request leaves out)]\n"
     "  [--chat-template chatml|llama3|plain|FILE (default: the checkpoint's own)]\n"
     "  [--reasoning-parser auto|qwen3|deepseek_r1|none] [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 256] [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
@@ -91,7 +94,8 @@ int serve_command(int argc, char** argv) {
                                   "shutdown-timeout",
                                   "max-tokens-limit",
                                   "request-timeout",
-                                  "allowed-origins"};
+                                  "allowed-origins",
+                                  "generation-config"};
   std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity"};
   Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
@@ -125,13 +129,24 @@ int serve_command(int argc, char** argv) {
     throw UsageError("--metrics-require-key needs --api-key (or env PAGEDSERVE_API_KEY)");
   }
   options.allowed_origins = split_origins(flags.str("allowed-origins", ""));
-  const std::string dir = model_dir_from_flags(flags);
+  const ModelLocation location = model_location_from_flags(flags);
+  const std::string& dir = location.dir;
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
   auto renderer =
       std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "serve"));
   const std::optional<chat::ReasoningStyle> reasoning = reasoning_from_flags(flags, *renderer);
-  const std::string model_name = flags.str("served-model-name", default_model_name(dir));
+  const std::string generation_config = flags.str("generation-config", "auto");
+  if (generation_config != "auto" && generation_config != "none" &&
+      !std::filesystem::is_directory(generation_config)) {
+    throw UsageError(
+        "--generation-config must be auto, none or a directory holding "
+        "generation_config.json, got '" +
+        generation_config + "'");
+  }
+  // A Hub id is served under the name the user typed, as vLLM does ("Qwen/Qwen3-0.6B").
+  const std::string model_name =
+      flags.str("served-model-name", location.from_hub ? location.typed : default_model_name(dir));
 
   ShutdownSignal signals;  // before any thread starts, so all of them inherit the mask
   HttpServer server(options);
@@ -181,6 +196,11 @@ int serve_command(int argc, char** argv) {
     ctx->max_model_len = e->max_model_len();
     ctx->limits.max_n = max_n;
     ctx->limits.max_tokens_limit = max_tokens_limit;
+    if (generation_config != "none") {
+      const std::string from = generation_config == "auto" ? dir : generation_config;
+      ctx->limits.generation_defaults =
+          GenerationDefaults::from_file(from + "/generation_config.json");
+    }
     ctx->request_timeout = request_timeout;
     // Ids past either table would index beyond the embedding or the tokenizer's byte table.
     ctx->limits.vocab_size = std::min(e->model_config().vocab_size, tokenizer->vocab_size());
@@ -190,6 +210,11 @@ int serve_command(int argc, char** argv) {
       server.set_context(ctx);
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const GenerationDefaults& d = ctx->limits.generation_defaults;
+      std::printf("generation defaults: %s\n",
+                  generation_config == "none" ? "none (--generation-config none)"
+                  : d.empty()                 ? "none (no generation_config.json settings)"
+                              : (d.describe() + " (from " + d.source + ")").c_str());
       std::printf(
           "ready: model '%s' from %s (chat template %s, reasoning parser %s, context %d tokens) "
           "in %.1f s\n",

@@ -11,7 +11,9 @@
 # ROUNDS (1) repeats the serve/offline pair and prints every ratio. Needs a built
 # build/app/pagedserve (or PAGEDSERVE=path) and python3 for the JSON. BENCH_PROMPTS (64),
 # BENCH_OUTPUT_LEN (128) shrink the workload (the CI smoke test in tests/e2e/bench_serve.sh);
-# the concurrency is the number of prompts, all sent at once.
+# the concurrency is the number of prompts, all sent at once. BENCH_ENGINE_FLAGS (e.g.
+# "--kernel-isa avx2") go to both the offline engine and the server, so an ISA path can be
+# measured over HTTP too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PAGEDSERVE:-build/app/pagedserve}
@@ -31,13 +33,16 @@ if [[ -z "$MODEL" ]]; then
 fi
 PROMPTS=${BENCH_PROMPTS:-64}
 WORKLOAD=(--num-prompts "$PROMPTS" --input-len 64 --output-len "${BENCH_OUTPUT_LEN:-128}" --seed 0)
+read -r -a ENGINE_FLAGS <<<"${BENCH_ENGINE_FLAGS:-}"
 
 offline() {  # offline OUT.json
   "$BIN" bench offline --model "$MODEL" "${WORKLOAD[@]}" --max-num-seqs "$PROMPTS" --skip-single \
+    ${ENGINE_FLAGS[@]+"${ENGINE_FLAGS[@]}"} \
     --json "$1" >/dev/null
 }
 
-"$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 --max-num-seqs "$PROMPTS" >"$WORK/server.log" 2>&1 &
+"$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 --max-num-seqs "$PROMPTS" \
+  ${ENGINE_FLAGS[@]+"${ENGINE_FLAGS[@]}"} >"$WORK/server.log" 2>&1 &
 SERVER=$!
 URL=""
 for _ in $(seq 1 600); do

@@ -63,6 +63,29 @@ nlohmann::ordered_json chat_context(const ChatPromptRequest& request, const Spec
   return ctx;
 }
 
+nlohmann::ordered_json flatten_content_parts(const nlohmann::ordered_json& messages) {
+  nlohmann::ordered_json out = messages;
+  if (!out.is_array()) return out;
+  for (auto& m : out) {
+    if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) continue;
+    std::string text;
+    bool first = true;
+    for (const auto& part : m["content"]) {
+      if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+          !part["text"].is_string())
+        throw ChatPromptError(
+            "this model's chat template takes text content only; a content part of type '" +
+            (part.is_object() ? part.value("type", std::string("?")) : std::string("?")) +
+            "' cannot be rendered");
+      if (!first) text += "\n";
+      first = false;
+      text += part["text"].get<std::string>();
+    }
+    m["content"] = text;
+  }
+  return out;
+}
+
 std::string cut_after_final_message(const std::string& rendered,
                                     const nlohmann::ordered_json& messages) {
   const std::string text = final_message_text(messages);

@@ -41,6 +41,11 @@ nlohmann::ordered_json chat_context(const ChatPromptRequest& request, const Spec
 std::string render_chat_prompt(const jinja::Template& tpl, const ChatPromptRequest& request,
                                const SpecialTokens& tokens, const jinja::Limits& limits = {});
 
+// For a template that expects string content (see Template::iterates_message_content), the
+// messages with OpenAI content parts turned into strings, their text parts joined by "\n" as
+// vLLM joins them; other fields untouched. Throws ChatPromptError for a non-text part.
+nlohmann::ordered_json flatten_content_parts(const nlohmann::ordered_json& messages);
+
 // transformers' cut for continue_final_message: `rendered` ends right after the final
 // message's text (keeping its trailing spaces if the template kept them).
 std::string cut_after_final_message(const std::string& rendered,

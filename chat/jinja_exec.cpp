@@ -167,6 +167,14 @@ Renderer::Flow Renderer::exec_for(const Stmt& s) {
   Value iterable = eval(*s.expr);
   if (iterable.is_none() || iterable.is_number() || iterable.is_bool())
     throw ValueError("'" + type_name(iterable) + "' object is not iterable");
+  // Checked before iterate() materialises the items: a 4 MB string is 4 million of them.
+  size_t count = iterable.is_list()     ? iterable.items().size()
+                 : iterable.is_dict()   ? iterable.dict_data().items.size()
+                 : iterable.is_string() ? iterable.string().size()
+                                        : 0;
+  if (count > limits_.max_loop_iterations - std::min(iterations_, limits_.max_loop_iterations))
+    throw ValueError("loop limit exceeded: more than " +
+                     std::to_string(limits_.max_loop_iterations) + " loop iterations");
   std::vector<Value> items = iterate(iterable);
   if (s.condition) {
     // `for x in xs if cond` filters first; loop.* then counts only the kept items.

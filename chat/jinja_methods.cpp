@@ -73,10 +73,12 @@ Value string_method(const std::string& s, const std::string& name) {
   }
   if (name == "split" || name == "rsplit") {
     bool reverse = name == "rsplit";
-    return bind([reverse](const std::string& s, const CallArgs& a, Renderer&) {
+    return bind([reverse](const std::string& s, const CallArgs& a, Renderer& r) {
       const std::string* sep = str_arg(a, 0, "sep");
       int64_t max = int_arg(a, 1, "maxsplit", -1);
-      return strings(reverse ? text::rsplit(s, sep, max) : text::split(s, sep, max));
+      auto parts = reverse ? text::rsplit(s, sep, max) : text::split(s, sep, max);
+      for (size_t i = 0; i < parts.size(); ++i) r.count_iteration();  // bounds the list built
+      return strings(parts);
     });
   }
   if (name == "splitlines") {
@@ -309,6 +311,8 @@ std::vector<Value> iterate(const Value& v) {
     return keys;
   }
   if (v.is_string()) {
+    // One Value per character is ~100 bytes each; no chat template iterates a megabyte string.
+    if (v.string().size() > (1u << 20)) throw ValueError("string too long to iterate (over 1 MiB)");
     std::vector<Value> chars;
     auto cps = text::decode(v.string());
     for (size_t i = 0; i < cps.size(); ++i) chars.emplace_back(text::encode(cps, i, i + 1));

@@ -1,5 +1,7 @@
 #include "chat/jinja_template.h"
 
+#include <algorithm>
+
 #include "chat/jinja_parser.h"
 #include "chat/jinja_render.h"
 
@@ -32,7 +34,46 @@ void check_names(const Body& body) {
   }
 }
 
+// `expr` reads a `content` field (x.content, x['content']), through filters and tests.
+bool reads_content(const Expr& e) {
+  if (e.type == Expr::Type::kAttribute && e.name == "content") return true;
+  if (e.type == Expr::Type::kSubscript && e.children[1]->type == Expr::Type::kLiteral &&
+      e.children[1]->value.is_string() && e.children[1]->value.string() == "content")
+    return true;
+  if ((e.type == Expr::Type::kFilter || e.type == Expr::Type::kTest) && !e.children.empty())
+    return reads_content(*e.children[0]);
+  return false;
+}
+
+bool loops_over_content(const Body& body, std::vector<std::string>& holders) {
+  for (const auto& s : body) {
+    if (s->type == Stmt::Type::kSet && s->targets.size() == 1 && reads_content(*s->expr))
+      holders.push_back(s->targets[0]);
+    if (s->type == Stmt::Type::kFor) {
+      const Expr* it = s->expr.get();
+      while ((it->type == Expr::Type::kFilter || it->type == Expr::Type::kTest) &&
+             !it->children.empty())
+        it = it->children[0].get();
+      if (reads_content(*it)) return true;
+      if (it->type == Expr::Type::kName &&
+          (it->name == "content" ||
+           std::find(holders.begin(), holders.end(), it->name) != holders.end()))
+        return true;
+    }
+    for (const auto& b : s->bodies)
+      if (loops_over_content(b, holders)) return true;
+    if (loops_over_content(s->body, holders) || loops_over_content(s->else_body, holders))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool Template::iterates_message_content() const {
+  std::vector<std::string> holders;
+  return loops_over_content(*body_, holders);
+}
 
 Template Template::parse(const std::string& source, const Options& options) {
   LexOptions lex;

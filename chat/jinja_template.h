@@ -45,6 +45,11 @@ class Template {
 
   const std::string& source() const { return source_; }
 
+  // Whether some for loop iterates a message's content (`for part in message['content']`,
+  // or a variable holding it): such a template takes OpenAI content parts as given; others
+  // expect content as a string. This is vLLM's test for the "openai" content format.
+  bool iterates_message_content() const;
+
  private:
   std::string source_;
   std::shared_ptr<const Body> body_;

@@ -20,12 +20,12 @@ command -v "$CXX" >/dev/null || { echo "fuzz: $CXX not found (Debian: apt-get in
 LAUNCH=()
 command -v ccache >/dev/null && LAUNCH=(ccache)
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-FLAGS=(-std=c++20 -O1 -g "${SAN[@]}" -I"$ROOT" $(pkg-config --cflags libpcre2-8))
-LIBS=($(pkg-config --libs libpcre2-8))
+FLAGS=(-std=c++20 -O1 -g "${SAN[@]}" -I"$ROOT" $(pkg-config --cflags libpcre2-8 icu-uc))
+LIBS=($(pkg-config --libs libpcre2-8 icu-uc))
 
 # The library code under test: instrumented for coverage (fuzzer-no-link) and sanitizers.
 SOURCES=("$ROOT"/tokenizer/*.cpp "$ROOT"/chat/*.cpp "$ROOT"/sampling/*.cpp
-  "$ROOT/model/safetensors_reader.cpp" "$ROOT/api/openai_request.cpp" "$ROOT/api/json_fields.cpp"
+  "$ROOT/model/safetensors_reader.cpp" "$ROOT/api/openai_request.cpp" "$ROOT/api/generation_defaults.cpp" "$ROOT/api/json_fields.cpp"
   "$ROOT/api/sse.cpp")
 mkdir -p "$OUT/obj"
 objs=()

@@ -14,7 +14,7 @@ t0=$(date +%s)
 install_packages \
   build-essential cmake ninja-build pkg-config ccache \
   libtorch-dev libopenblas0-openmp \
-  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev
+  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev libicu-dev
 
 # Configured without tests and benchmarks, so neither GoogleTest nor Google Benchmark is needed.
 # scripts/test.sh turns both on in this same directory: the objects built here are reused.

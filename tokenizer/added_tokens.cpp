@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/normalizer.h"
 
 namespace ps {
 namespace {
@@ -67,34 +68,55 @@ AddedTokens AddedTokens::from_json(const nlohmann::json& added_tokens, const std
     token.special = flag(j, "special", origin, where);
     token.lstrip = flag(j, "lstrip", origin, where);
     token.rstrip = flag(j, "rstrip", origin, where);
+    // The reference's default: special tokens match the raw text, others the normalized one.
+    token.normalized = j.contains("normalized") && !j["normalized"].is_null()
+                           ? flag(j, "normalized", origin, where)
+                           : !token.special;
     if (flag(j, "single_word", origin, where)) {
       fail(origin, where + " (\"" + token.content +
                        "\") has single_word true, which is not supported (set it to false)");
     }
     result.tokens_.push_back(std::move(token));
   }
-  for (uint32_t i = 0; i < result.tokens_.size(); ++i) {
-    unsigned char first = static_cast<unsigned char>(result.tokens_[i].content[0]);
-    result.by_first_byte_[first].push_back(i);
-  }
-  for (auto& bucket : result.by_first_byte_) {
-    std::stable_sort(bucket.begin(), bucket.end(), [&](uint32_t a, uint32_t b) {
-      return result.tokens_[a].content.size() > result.tokens_[b].content.size();
-    });
-  }
+  Normalizer none;
+  result.prepare(none, false);
   return result;
 }
 
-std::vector<AddedTokens::Segment> AddedTokens::split(std::string_view text) const {
+void AddedTokens::prepare(const Normalizer& normalizer, bool split_special_tokens) {
+  for (auto* buckets : {&raw_, &normalized_}) {
+    for (auto& bucket : *buckets) bucket.clear();
+  }
+  for (uint32_t i = 0; i < tokens_.size(); ++i) {
+    const AddedToken& t = tokens_[i];
+    if (split_special_tokens && t.special) continue;
+    std::string text =
+        t.normalized && !normalizer.empty() ? normalizer.apply(t.content) : t.content;
+    if (text.empty()) continue;
+    Buckets& buckets = t.normalized ? normalized_ : raw_;
+    buckets[static_cast<unsigned char>(text[0])].push_back({std::move(text), i});
+  }
+  for (auto* buckets : {&raw_, &normalized_}) {
+    for (auto& bucket : *buckets) {
+      std::stable_sort(bucket.begin(), bucket.end(), [](const Pattern& a, const Pattern& b) {
+        return a.text.size() > b.text.size();
+      });
+    }
+  }
+}
+
+std::vector<AddedTokens::Segment> AddedTokens::split(std::string_view text, Pass pass) const {
+  const Buckets& buckets = pass == Pass::kRaw ? raw_ : normalized_;
   std::vector<Segment> segments;
   size_t plain_begin = 0;
   size_t pos = 0;
   while (pos < text.size()) {
     const AddedToken* match = nullptr;
-    for (uint32_t index : by_first_byte_[static_cast<unsigned char>(text[pos])]) {
-      const AddedToken& t = tokens_[index];
-      if (text.compare(pos, t.content.size(), t.content) == 0) {
-        match = &t;
+    size_t match_size = 0;
+    for (const Pattern& p : buckets[static_cast<unsigned char>(text[pos])]) {
+      if (text.compare(pos, p.text.size(), p.text) == 0) {
+        match = &tokens_[p.token];
+        match_size = p.text.size();
         break;
       }
     }
@@ -105,8 +127,8 @@ std::vector<AddedTokens::Segment> AddedTokens::split(std::string_view text) cons
     std::string_view plain = text.substr(plain_begin, pos - plain_begin);
     if (match->lstrip) plain.remove_suffix(trailing_space(plain));
     if (!plain.empty()) segments.push_back({plain, nullptr});
-    segments.push_back({text.substr(pos, match->content.size()), match});
-    pos += match->content.size();
+    segments.push_back({text.substr(pos, match_size), match});
+    pos += match_size;
     if (match->rstrip) pos += leading_space(text.substr(pos));
     plain_begin = pos;
   }

@@ -33,13 +33,18 @@ BpeModel::BpeModel(BpeModel&&) noexcept = default;
 BpeModel& BpeModel::operator=(BpeModel&&) noexcept = default;
 BpeModel::~BpeModel() = default;
 
-BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& origin) {
+BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& origin,
+                             bool byte_level) {
   if (!model.is_object()) fail(origin, "\"model\" is missing or not an object");
   std::string type = model.contains("type") && model["type"].is_string()
                          ? model["type"].get<std::string>()
                          : std::string("BPE");  // old files leave the type out
   if (type != "BPE") {
-    fail(origin, "model.type is \"" + type + "\"; only byte-level \"BPE\" is supported");
+    fail(origin,
+         "model.type is \"" + type +
+             "\", which is not supported: only BPE tokenizers are (byte-level like Qwen and "
+             "Llama 3, or SentencePiece-style like Llama 2, Mistral and Gemma); Unigram "
+             "and WordPiece models are not");
   }
   if (model.contains("dropout") && !model["dropout"].is_null() &&
       !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0)) {
@@ -48,15 +53,22 @@ BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& ori
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     if (model.contains(key) && !model[key].is_null() &&
         !(model[key].is_string() && model[key].get<std::string>().empty())) {
-      fail(origin, std::string("model.") + key +
-                       " is set; byte-level BPE with subword affixes is not supported");
+      fail(origin,
+           std::string("model.") + key + " is set; BPE with subword affixes is not supported");
     }
   }
 
   BpeModel m;
-  if (model.contains("ignore_merges") && model["ignore_merges"].is_boolean()) {
-    m.ignore_merges_ = model["ignore_merges"].get<bool>();
-  }
+  m.byte_level_ = byte_level;
+  auto flag = [&](const char* key) {
+    if (!model.contains(key) || model[key].is_null()) return false;
+    if (!model[key].is_boolean())
+      fail(origin, std::string("model.") + key + " must be true or false");
+    return model[key].get<bool>();
+  };
+  m.ignore_merges_ = flag("ignore_merges");
+  m.byte_fallback_ = flag("byte_fallback");
+  m.fuse_unk_ = flag("fuse_unk");
 
   const auto& vocab = model.value("vocab", nlohmann::json());
   if (!vocab.is_object()) fail(origin, "model.vocab is missing or not an object");
@@ -69,19 +81,38 @@ BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& ori
     int32_t id = id_json.get<int32_t>();
     m.vocab_.emplace(token, id);
     m.max_id_ = std::max(m.max_id_, id);
-    if (m.ignore_merges_) m.raw_to_id_.emplace(byte_level_decode(token), id);
+    if (m.ignore_merges_) m.raw_to_id_.emplace(byte_level ? byte_level_decode(token) : token, id);
   }
 
-  const auto& chars = byte_level_chars();
-  for (int b = 0; b < 256; ++b) {
-    auto it = m.vocab_.find(chars[b]);
-    if (it == m.vocab_.end()) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "0x%02X", b);
-      fail(origin, "model.vocab has no token for byte " + std::string(hex) + " (\"" + chars[b] +
-                       "\"); a byte-level BPE vocab needs all 256");
+  if (byte_level) {
+    const auto& chars = byte_level_chars();
+    for (int b = 0; b < 256; ++b) {
+      auto it = m.vocab_.find(chars[b]);
+      if (it == m.vocab_.end()) {
+        char hex[8];
+        std::snprintf(hex, sizeof(hex), "0x%02X", b);
+        fail(origin, "model.vocab has no token for byte " + std::string(hex) + " (\"" + chars[b] +
+                         "\"); a byte-level BPE vocab needs all 256");
+      }
+      m.byte_ids_[b] = it->second;
     }
-    m.byte_ids_[b] = it->second;
+  } else {
+    for (int b = 0; b < 256; ++b) {
+      char spelling[8];
+      std::snprintf(spelling, sizeof(spelling), "<0x%02X>", b);
+      auto it = m.vocab_.find(spelling);
+      m.byte_ids_[b] = it == m.vocab_.end() ? -1 : it->second;
+    }
+    const auto& unk = model.value("unk_token", nlohmann::json());
+    if (unk.is_string()) {
+      auto it = m.vocab_.find(unk.get<std::string>());
+      if (it == m.vocab_.end()) {
+        fail(origin, "model.unk_token \"" + unk.get<std::string>() + "\" is not in model.vocab");
+      }
+      m.unk_id_ = it->second;
+    } else if (!unk.is_null()) {
+      fail(origin, "model.unk_token must be a string or null");
+    }
   }
 
   const auto& merges = model.value("merges", nlohmann::json());
@@ -92,8 +123,8 @@ BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& ori
     std::string left, right;
     std::string where = "model.merges[" + std::to_string(rank) + "]";
     if (entry.is_string()) {
-      // "a b": byte-level tokens never hold a plain space (it is spelled "Ġ"), so one split is
-      // unambiguous.
+      // "a b": vocab tokens never hold a plain space (byte-level spells it "Ġ", SentencePiece
+      // "▁"), so one split is unambiguous.
       const std::string& s = entry.get_ref<const std::string&>();
       size_t space = s.find(' ');
       if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
@@ -132,7 +163,7 @@ void BpeModel::encode_word(std::string_view raw, std::vector<int32_t>& out) cons
       return;
     }
   }
-  if (raw.size() == 1) {
+  if (raw.size() == 1 && byte_level_) {
     out.push_back(byte_ids_[static_cast<unsigned char>(raw[0])]);
     return;
   }
@@ -172,11 +203,17 @@ void BpeModel::merge_word(std::string_view raw, std::vector<int32_t>& out) const
       return rank != o.rank ? rank > o.rank : pos > o.pos;
     }
   };
-  const int32_t n = static_cast<int32_t>(raw.size());
-  std::vector<Symbol> symbols(n);
-  for (int32_t i = 0; i < n; ++i) {
-    symbols[i] = {byte_ids_[static_cast<unsigned char>(raw[i])], i - 1, i + 1 < n ? i + 1 : -1};
+  std::vector<int32_t> start;
+  if (byte_level_) {
+    start.reserve(raw.size());
+    for (unsigned char c : raw) start.push_back(byte_ids_[c]);
+  } else {
+    char_symbols(raw, start);
   }
+  const int32_t n = static_cast<int32_t>(start.size());
+  if (n == 0) return;  // only unknown characters and no unk token: the reference drops them
+  std::vector<Symbol> symbols(n);
+  for (int32_t i = 0; i < n; ++i) symbols[i] = {start[i], i - 1, i + 1 < n ? i + 1 : -1};
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
   auto push_pair = [&](int32_t pos) {
     int32_t next = symbols[pos].next;
@@ -201,6 +238,34 @@ void BpeModel::merge_word(std::string_view raw, std::vector<int32_t>& out) const
     push_pair(c.pos);
   }
   for (int32_t i = 0; i >= 0; i = symbols[i].next) out.push_back(symbols[i].id);
+}
+
+void BpeModel::char_symbols(std::string_view raw, std::vector<int32_t>& ids) const {
+  bool last_was_unk = false;
+  for (size_t pos = 0; pos < raw.size();) {
+    size_t len = utf8_sequence_length(raw, pos);
+    if (len == 0) len = 1;
+    std::string_view ch = raw.substr(pos, len);
+    pos += len;
+    auto it = vocab_.find(std::string(ch));
+    if (it != vocab_.end()) {
+      ids.push_back(it->second);
+      last_was_unk = false;
+      continue;
+    }
+    if (byte_fallback_) {
+      bool all = true;
+      for (unsigned char b : ch) all = all && byte_ids_[b] >= 0;
+      if (all) {
+        for (unsigned char b : ch) ids.push_back(byte_ids_[b]);
+        last_was_unk = false;
+        continue;
+      }
+    }
+    if (unk_id_ < 0) continue;  // no unk token: the character is dropped, as the reference does
+    if (!(fuse_unk_ && last_was_unk)) ids.push_back(unk_id_);
+    last_was_unk = true;
+  }
 }
 
 }  // namespace ps

@@ -49,35 +49,81 @@ void flatten(const nlohmann::json& j, const std::string& origin, const std::stri
 
 PreTokenizer PreTokenizer::from_json(const nlohmann::json& pre_tokenizer,
                                      const std::string& origin) {
-  if (pre_tokenizer.is_null()) {
-    fail(origin,
-         "pre_tokenizer is null; only byte-level BPE is supported, which needs a ByteLevel "
-         "pre_tokenizer (alone or last in a Sequence)");
-  }
+  PreTokenizer result;
+  if (pre_tokenizer.is_null()) return result;  // SentencePiece style: the whole text is one word
   std::vector<std::pair<nlohmann::json, std::string>> leaves;
   flatten(pre_tokenizer, origin, "pre_tokenizer", leaves);
 
-  PreTokenizer result;
-  bool saw_byte_level = false;
   for (size_t i = 0; i < leaves.size(); ++i) {
     const auto& [leaf, where] = leaves[i];
     std::string type = type_of(leaf);
-    if (saw_byte_level) {
+    if (result.byte_level_) {
       fail(origin, where + " (" + type +
                        ") follows the ByteLevel step; only Split steps before a final ByteLevel "
                        "are supported");
     }
     if (type == "ByteLevel") {
-      saw_byte_level = true;
+      result.byte_level_ = true;
       result.add_prefix_space_ = bool_field(leaf, "add_prefix_space", true, origin, where);
       if (result.add_prefix_space_ && i != 0) {
         fail(origin, where +
                          ".add_prefix_space is true after a Split step; that combination is not "
                          "supported (set it to false)");
       }
+      if (result.metaspace_) {
+        fail(origin, where + " (ByteLevel) cannot follow a Metaspace step");
+      }
       if (bool_field(leaf, "use_regex", true, origin, where)) {
         result.steps_.push_back(
             {Regex::compile(kGpt2Pattern, false, origin), Behavior::kIsolated, false});
+      }
+    } else if (type == "Metaspace") {
+      if (i != 0) {
+        fail(origin, where +
+                         " (Metaspace) is supported only as the first pre-tokenizer step (it "
+                         "rewrites the text the others split)");
+      }
+      result.metaspace_ = true;
+      std::string replacement = "\xE2\x96\x81";  // ▁
+      if (leaf.contains("replacement")) {
+        if (!leaf["replacement"].is_string() || leaf["replacement"].get<std::string>().empty() ||
+            utf8_sequence_length(leaf["replacement"].get<std::string>(), 0) !=
+                leaf["replacement"].get<std::string>().size()) {
+          fail(origin, where + ".replacement must be one character");
+        }
+        replacement = leaf["replacement"].get<std::string>();
+      }
+      result.metaspace_replacement_ = replacement;
+      std::string scheme = "always";
+      if (leaf.contains("prepend_scheme") && !leaf["prepend_scheme"].is_null()) {
+        if (!leaf["prepend_scheme"].is_string()) {
+          fail(origin, where + ".prepend_scheme must be \"first\", \"always\" or \"never\"");
+        }
+        scheme = leaf["prepend_scheme"].get<std::string>();
+      }
+      // Old files say add_prefix_space instead; false means never.
+      if (!bool_field(leaf, "add_prefix_space", true, origin, where)) {
+        if (leaf.contains("prepend_scheme") && scheme != "never") {
+          fail(origin,
+               where + ": add_prefix_space false contradicts prepend_scheme \"" + scheme + "\"");
+        }
+        scheme = "never";
+      }
+      if (scheme == "always") {
+        result.metaspace_prepend_ = Prepend::kAlways;
+      } else if (scheme == "first") {
+        result.metaspace_prepend_ = Prepend::kFirst;
+      } else if (scheme == "never") {
+        result.metaspace_prepend_ = Prepend::kNever;
+      } else {
+        fail(origin, where + ".prepend_scheme \"" + scheme +
+                         "\" is unknown (expected first, always or never)");
+      }
+      // split (default true) cuts before every replacement character, which stays with the
+      // word after it.
+      if (bool_field(leaf, "split", true, origin, where)) {
+        result.steps_.push_back({Regex::compile(replacement, true, origin + " (" + where + ")"),
+                                 Behavior::kMergedWithNext, false});
       }
     } else if (type == "Split") {
       const auto& pattern = leaf.value("pattern", nlohmann::json());
@@ -114,16 +160,35 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& pre_tokenizer,
           {Regex::compile(source, literal, origin + " (" + where + ")"), b, invert});
     } else {
       fail(origin, where + " has type \"" + type +
-                       "\", which is not supported (supported: Sequence of Split steps ending "
-                       "in ByteLevel, or ByteLevel alone)");
+                       "\", which is not supported (supported: Split, ByteLevel last, Metaspace "
+                       "first, and Sequence of them)");
     }
   }
-  if (!saw_byte_level) {
-    fail(origin,
-         "pre_tokenizer has no ByteLevel step; only byte-level BPE is supported (a ByteLevel "
-         "step alone or last in a Sequence)");
-  }
   return result;
+}
+
+std::string PreTokenizer::prepare(std::string_view text, bool starts_input) const {
+  if (add_prefix_space_ && !text.empty() && text.front() != ' ') {
+    std::string out = " ";
+    out.append(text);
+    return out;
+  }
+  if (!metaspace_) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (char c : text) {
+    if (c == ' ') {
+      out += metaspace_replacement_;
+    } else {
+      out.push_back(c);
+    }
+  }
+  bool prepend = metaspace_prepend_ == Prepend::kAlways ||
+                 (metaspace_prepend_ == Prepend::kFirst && starts_input);
+  if (prepend && out.compare(0, metaspace_replacement_.size(), metaspace_replacement_) != 0) {
+    out.insert(0, metaspace_replacement_);
+  }
+  return out;
 }
 
 void PreTokenizer::split(std::string_view text, std::vector<Regex::Span>& pieces) const {

@@ -1,6 +1,7 @@
 #pragma once
-// Byte-level BPE tokenizer read from a Hugging Face `tokenizer.json` (Qwen2/Qwen3/Llama-3/
-// MiniMind layout). No torch: api/ and sampling/ use it directly.
+// BPE tokenizer read from a Hugging Face `tokenizer.json`: byte-level (Qwen2/Qwen3/Llama 3/
+// DeepSeek/MiniMind) or SentencePiece-style with byte fallback (Llama 2/Mistral/TinyLlama/Gemma).
+// No torch: api/ and sampling/ use it directly.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,23 +11,44 @@
 
 namespace ps {
 
+// The few tokenizer_config.json fields that change how text becomes ids.
+struct TokenizerOptions {
+  // When either is set, encode(text, true) adds exactly these instead of what tokenizer.json's
+  // post_processor says (transformers' Llama/Gemma tokenizers rebuild it from the flags).
+  std::optional<bool> add_bos_token;
+  std::optional<bool> add_eos_token;
+  std::optional<std::string> bos_token;
+  std::optional<std::string> eos_token;
+  // Special tokens written in the text are encoded as plain text, never as their ids.
+  bool split_special_tokens = false;
+
+  // Reads `path` (a tokenizer_config.json); a missing file gives the defaults. Throws
+  // std::runtime_error naming the file and field when a field has the wrong type.
+  static TokenizerOptions from_config_file(const std::string& path);
+};
+
 class Tokenizer {
  public:
-  // Throws std::runtime_error naming the file and what is wrong.
+  // Throws std::runtime_error naming the file and what is wrong. from_file also reads the
+  // tokenizer_config.json beside the file, if there is one.
   static Tokenizer from_file(const std::string& tokenizer_json_path);
-  static Tokenizer from_json_text(const std::string& json_text, const std::string& origin);
+  static Tokenizer from_json_text(const std::string& json_text, const std::string& origin,
+                                  const TokenizerOptions& options = {});
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
 
-  // Special (added) tokens in the text are matched first and map to their ids.
-  std::vector<int32_t> encode(std::string_view text) const;
-  // Concatenates raw token bytes; invalid UTF-8 at the end is kept as bytes (callers that
-  // stream use IncrementalDetokenizer instead).
+  // Special (added) tokens in the text are matched first and map to their ids. With
+  // `add_special_tokens` the post-processor's tokens (e.g. BOS) are added around the text.
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = false) const;
+  // The decoder's text for the whole sequence (e.g. SentencePiece's leading space stripped);
+  // bytes that are not UTF-8 are kept as bytes (callers that stream use IncrementalDetokenizer,
+  // which joins token_bytes() instead).
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
 
-  // The raw bytes a token stands for (ByteLevel-decoded; special tokens: their content).
+  // The raw bytes a token adds when it follows other tokens (ByteLevel-decoded, or ▁ turned
+  // into a space and <0xNN> into its byte; special tokens: their content).
   const std::string& token_bytes(int32_t id) const;
   bool is_special(int32_t id) const;
   std::optional<int32_t> token_to_id(std::string_view token) const;  // by vocab string

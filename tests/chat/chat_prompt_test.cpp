@@ -1,7 +1,9 @@
 // The request-level rendering: transformers' context, chat_template_kwargs, and
 // continue_final_message, on real templates from tests/chat/templates/.
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +108,66 @@ TEST(ChatPrompt, ContinueFinalMessageErrors) {
   EXPECT_THROW(render_chat_prompt(tpl, r, {}), std::exception);
   r.messages = Json::array();
   EXPECT_THROW(ps::chat::cut_after_final_message("x", r.messages), ChatPromptError);
+}
+
+}  // namespace
+
+namespace {
+
+// The server renders one parsed template from many HTTP threads at once.
+TEST(ChatPrompt, OneTemplateRendersConcurrently) {
+  auto tpl = corpus_template("qwen--qwen3-0.6b.jinja");
+  ChatPromptRequest r;
+  r.messages = Json::array(
+      {user("hi"), {{"role", "assistant"}, {"content", "<think>x</think>y"}}, user("again")});
+  r.tools = Json::array({{{"type", "function"},
+                          {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}}});
+  const std::string expected = render_chat_prompt(tpl, r, {});
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i)
+        if (render_chat_prompt(tpl, r, {}) != expected) ++mismatches;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ChatPrompt, ContentFormatOfRealTemplates) {
+  // vLLM's "openai" format: the template loops over content parts itself.
+  EXPECT_TRUE(corpus_template("qwen--qwen2.5-vl-7b-instruct.jinja").iterates_message_content());
+  EXPECT_TRUE(corpus_template("meta-llama--llama-3.2-11b-vision-instruct.jinja")
+                  .iterates_message_content());
+  EXPECT_TRUE(corpus_template("qwen--qwen3.5-4b.jinja").iterates_message_content());
+  EXPECT_FALSE(corpus_template("qwen--qwen3-0.6b.jinja").iterates_message_content());
+  EXPECT_FALSE(corpus_template("chatml.jinja").iterates_message_content());
+  EXPECT_FALSE(corpus_template("mistralai--mistral-7b-instruct-v0.3-json-schema.jinja")
+                   .iterates_message_content());
+}
+
+TEST(ChatPrompt, FlattenContentPartsForStringTemplates) {
+  Json messages = Json::array(
+      {{{"role", "user"},
+        {"content",
+         Json::array({{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}})},
+        {"name", "ana"}},
+       {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", Json::array()}}});
+  Json flat = ps::chat::flatten_content_parts(messages);
+  EXPECT_EQ(flat[0]["content"], "a\nb");
+  EXPECT_EQ(flat[0]["name"], "ana");
+  EXPECT_TRUE(flat[1]["content"].is_null());
+  messages[0]["content"].push_back({{"type", "image_url"}, {"image_url", {{"url", "x"}}}});
+  try {
+    ps::chat::flatten_content_parts(messages);
+    FAIL();
+  } catch (const ChatPromptError& e) {
+    EXPECT_NE(std::string(e.what()).find("'image_url'"), std::string::npos);
+  }
 }
 
 }  // namespace

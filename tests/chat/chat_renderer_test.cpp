@@ -86,8 +86,8 @@ TEST(ChatRenderer, CheckpointTemplateIsRunAsWritten) {
   std::string notice;
   ChatRenderer r = ChatRenderer::load("", dir.path(), &notice);
   EXPECT_EQ(notice, "");
-  EXPECT_EQ(r.describe(), "jinja (" + (dir.path() / "tokenizer_config.json").string() +
-                              " (chat_template))");
+  EXPECT_EQ(r.describe(),
+            "jinja (" + (dir.path() / "tokenizer_config.json").string() + " (chat_template))");
   EXPECT_EQ(r.source(), qwen3_source());
   ASSERT_TRUE(r.detected_reasoning_style());
   EXPECT_EQ(*r.detected_reasoning_style(), ps::chat::ReasoningStyle::kQwen3);
@@ -115,8 +115,7 @@ TEST(ChatRenderer, NoTemplateFallsBackToChatmlWithANotice) {
   std::string notice;
   ChatRenderer r = ChatRenderer::load("", dir.path(), &notice);
   EXPECT_EQ(r.describe(), "chatml (builtin)");
-  EXPECT_NE(notice.find("no chat template in " + dir.path().string()), std::string::npos)
-      << notice;
+  EXPECT_NE(notice.find("no chat template in " + dir.path().string()), std::string::npos) << notice;
   EXPECT_NE(notice.find("--chat-template"), std::string::npos);
 }
 
@@ -146,7 +145,8 @@ TEST(ChatRenderer, FlagNamesABuiltinOrAFile) {
 TEST(ChatRenderer, BadTemplateIsALoadErrorNamingTheLine) {
   TempDir dir;
   dir.write("tokenizer_config.json",
-            ordered_json({{"chat_template", "line one\n{% if messages %}\n{{ x | nosuch }}\n{% endif %}"}})
+            ordered_json(
+                {{"chat_template", "line one\n{% if messages %}\n{{ x | nosuch }}\n{% endif %}"}})
                 .dump());
   try {
     ChatRenderer::load("", dir.path(), nullptr);
@@ -173,8 +173,8 @@ TEST(ChatRenderer, NamedTemplatesPickToolUseOnlyWithTools) {
 TEST(ChatRenderer, ContentPartsFollowTheAutoRule) {
   ordered_json parts = ordered_json::array(
       {{{"role", "user"},
-        {"content", ordered_json::array({{{"type", "text"}, {"text", "a"}},
-                                         {{"type", "text"}, {"text", "b"}}})}}});
+        {"content", ordered_json::array(
+                        {{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}})}}});
   ChatRenderer loops = ChatRenderer::from_templates(
       {{"default",
         "{% for m in messages %}{% for p in m['content'] %}<{{ p.text }}>{% endfor %}{% endfor "
@@ -207,8 +207,9 @@ TEST(ChatRenderer, DeepSeekR1TemplateDetectsItsParser) {
 
 TEST(ChatRenderer, TemplateRaiseIsATemplateError) {
   ChatRenderer r = ChatRenderer::from_templates(
-      {{"default", "{% if messages[0].role != 'user' %}{{ raise_exception('user first') }}{% endif "
-                   "%}ok"}},
+      {{"default",
+        "{% if messages[0].role != 'user' %}{{ raise_exception('user first') }}{% endif "
+        "%}ok"}},
       "strict", {});
   EXPECT_EQ(r.render(request(ordered_json::array({{{"role", "user"}, {"content", "x"}}}))), "ok");
   try {

@@ -113,6 +113,18 @@ TEST(JinjaLimits, LoopLimitStopsNestedLoops) {
             "line 1, column 9: loop limit exceeded: more than 1000 loop iterations");
 }
 
+TEST(JinjaLimits, LoopLimitIsCheckedBeforeALongStringIsSplitIntoItems) {
+  Limits limits;
+  limits.max_loop_iterations = 1000;
+  nlohmann::ordered_json ctx = {{"s", std::string(5000, 'x')}, {"csv", std::string(5000, ',')}};
+  EXPECT_EQ(error_of("{% for c in s %}{% endfor %}", ctx, limits),
+            "line 1, column 4: loop limit exceeded: more than 1000 loop iterations");
+  EXPECT_EQ(error_of("{{ csv.split(',')|length }}", ctx, limits),
+            "line 1, column 13: loop limit exceeded: more than 1000 loop iterations");
+  EXPECT_EQ(error_of("{{ s|list|length }}", {{"s", std::string(2u << 20, 'x')}}),
+            "line 1, column 6: string too long to iterate (over 1 MiB)");
+}
+
 TEST(JinjaLimits, OutputLimitStopsLongOutputAndHugeStrings) {
   Limits limits;
   limits.max_output_bytes = 1000;

@@ -52,6 +52,14 @@ start_server auto2 --kernel auto
 check "auto again: read from the cache" "$(grep -c '^kernels: .*linear auto (tuned 0.00 s, cached)' "$WORK/server-auto2.log")" = 1
 stop_server "$SERVER_PID" TERM 30
 
+# PAGEDSERVE_KERNEL is the default of --kernel (the test suite pins it); the flag wins over it.
+PAGEDSERVE_KERNEL=blas start_server env-blas
+check "PAGEDSERVE_KERNEL=blas is the default" "$(grep -c '^kernels: kernel isa [a-z0-9]*, linear blas' "$WORK/server-env-blas.log")" = 1
+stop_server "$SERVER_PID" TERM 30
+PAGEDSERVE_KERNEL=blas start_server env-flag --kernel packed
+check "--kernel beats PAGEDSERVE_KERNEL" "$(grep -c '^kernels: kernel isa [a-z0-9]*, linear packed' "$WORK/server-env-flag.log")" = 1
+stop_server "$SERVER_PID" TERM 30
+
 # bench offline reports the kernels it ran on (the JSON too).
 "$BIN" bench offline --model "$MODEL" --num-prompts 2 --output-len 4 --no-probe --max-num-seqs 2 \
   --kernel-isa generic --json "$WORK/offline.json" >"$WORK/offline.out" 2>&1

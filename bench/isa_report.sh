@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Every kernel path this CPU can run, measured in one sitting (issue #14): the packed linear on
+# each ISA next to OpenBLAS on the default model's shapes (bench_model_linear), then
+# `bench offline` (single-request decode vs the bandwidth floor, 64 sequences vs the compute
+# floor) and serve/offline over HTTP at 16 and 64 clients, once per ISA (the narrower ones
+# forced with --kernel-isa). Prints the CPU model first: a figure without it means nothing.
+#
+#   bash bench/isa_report.sh [OUT_DIR]        # default: a temp dir; ~10 min on 2 cores
+#
+# Needs a built build/ (bench_model_linear and pagedserve). ISAS="avx2 avx512" picks a subset.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${PAGEDSERVE:-build/app/pagedserve}
+OUT=${1:-$(mktemp -d)}
+mkdir -p "$OUT"
+MODEL="$OUT/tiny-random"
+[[ -f "$MODEL/config.json" ]] || "$BIN" make-tiny-model "$MODEL" >/dev/null
+# A fresh tuning cache: decisions cached on a busy minute must not leak into this report.
+export PAGEDSERVE_TUNING_CACHE="$OUT/linear-tuning.json"
+rm -f "$PAGEDSERVE_TUNING_CACHE"
+
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "flags: $(grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512_bf16|amx_bf16)$' | tr '\n' ' ')"
+echo "threads: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+isas=${ISAS:-}
+if [[ -z "$isas" ]]; then
+  isas="generic"
+  grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && isas="$isas avx2"
+  grep -qw avx512f /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && isas="$isas avx512"
+fi
+
+echo
+echo "== packed linear per ISA vs OpenBLAS (build/bench/bench_model_linear)"
+build/bench/bench_model_linear --benchmark_min_time=0.1 >"$OUT/linear.txt" 2>&1
+sed -n '/^Summary/,$p' "$OUT/linear.txt"
+
+for isa in $isas; do
+  [[ "$isa" == generic ]] && continue  # the fallback: measured above, too slow to matter here
+  echo
+  echo "== bench offline --kernel-isa $isa (64 prompts x 64 in, 128 out, --max-num-seqs 64)"
+  "$BIN" bench offline --model "$MODEL" --kernel-isa "$isa" --json "$OUT/offline-$isa.json" \
+    >"$OUT/offline-$isa.txt" 2>&1
+  grep -E '^(kernels|continuous|single|machine|model|bandwidth|compute)' "$OUT/offline-$isa.txt"
+  for clients in 16 64; do
+    echo "-- serve / offline, $clients streaming clients, --kernel-isa $isa"
+    BENCH_PROMPTS=$clients BENCH_ENGINE_FLAGS="--kernel-isa $isa" \
+      bash bench/http_vs_offline.sh "$MODEL" 1 2>&1 | tail -n 2
+  done
+done
+echo
+echo "raw outputs in $OUT"
