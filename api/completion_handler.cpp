@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/chat_messages.h"
 #include "api/choice_streams.h"
 #include "api/connection_watch.h"
 #include "api/http_reply.h"
@@ -29,6 +30,9 @@ struct Prepared {
   bool stream = false;
   bool include_usage = false;
   bool want_logprobs = false;
+  // Chat with a reasoning parser: the rendered prompt tells the parser where the reply starts.
+  std::optional<chat::ReasoningStyle> reasoning;
+  std::string chat_prompt;
 };
 
 std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint endpoint,
@@ -46,8 +50,12 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
   }
 
   std::vector<std::vector<int32_t>> prompts;
+  std::string chat_prompt;
   if (endpoint == Endpoint::kChat) {
-    prompts.push_back(ctx.tokenizer->encode(ctx.chat_template.render(r.messages, true)));
+    auto rendered = render_prompt(*ctx.chat_renderer, r.chat);
+    if (auto* e = std::get_if<ApiError>(&rendered)) return *e;
+    chat_prompt = std::move(std::get<std::string>(rendered));
+    prompts.push_back(ctx.tokenizer->encode(chat_prompt));
   } else {
     for (auto& p : r.prompts) {
       // A raw text prompt gets the tokenizer's BOS/EOS as vLLM's completions do
@@ -63,6 +71,10 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
   out.stream = r.stream;
   out.include_usage = r.include_usage;
   out.want_logprobs = r.want_logprobs;
+  if (endpoint == Endpoint::kChat) {
+    out.reasoning = ctx.reasoning;
+    out.chat_prompt = std::move(chat_prompt);
+  }
   for (auto& ids : prompts) {
     if (ids.empty()) {
       return invalid_param(endpoint == Endpoint::kChat ? "messages" : "prompt",
@@ -166,6 +178,14 @@ void respond_whole(const std::shared_ptr<const ServingContext>& ctx, Prepared& p
     if (ev.finish) outs[i].finish_reason = finish_reason_name(*ev.finish);
   }
   if (failure) return send_error(res, *failure);
+  if (p.reasoning) {
+    for (auto& o : outs) {
+      chat::ReasoningSplit split = chat::split_reasoning(*p.reasoning, p.chat_prompt, o.text);
+      o.reasoning_parsed = true;
+      o.reasoning = std::move(split.reasoning);
+      o.text = split.content.value_or("");
+    }
+  }
   send_json(res, 200,
             completion_body(p.meta, outs, tally.usage, p.want_logprobs, token_bytes_of(ctx)));
 }
@@ -178,6 +198,9 @@ struct StreamJob {
   ConnectionWatch watch;
   TokenBytes bytes;
   std::vector<int64_t> text_offsets;
+  // One streaming reasoning parser per choice when the server splits reasoning; a tag split
+  // across events is held back until it is complete.
+  std::vector<chat::ReasoningParser> parsers;
   UsageTally tally;
   bool opened = false;
   std::chrono::steady_clock::time_point deadline;
@@ -187,6 +210,8 @@ struct StreamJob {
       : ctx(std::move(c)), p(std::move(prepared)), streams(std::move(s)), watch(w) {
     bytes = token_bytes_of(ctx);
     text_offsets.assign(streams.size(), 0);
+    if (p.reasoning)
+      parsers.assign(streams.size(), chat::ReasoningParser(*p.reasoning, p.chat_prompt));
     tally.prompts(p.prompt_tokens);
     deadline = deadline_of(*ctx);
   }
@@ -199,9 +224,21 @@ struct StreamJob {
     tally.add(i, p.n, ev);
     ChunkDelta d;
     d.index = static_cast<int32_t>(i);
-    d.text = std::move(ev.text);
+    if (parsers.empty()) {
+      d.text = std::move(ev.text);
+    } else {
+      chat::ReasoningDelta split = parsers[i].feed(ev.text);
+      if (ev.finish) {
+        chat::ReasoningDelta rest = parsers[i].finish();
+        split.reasoning += rest.reasoning;
+        split.content += rest.content;
+      }
+      d.reasoning = std::move(split.reasoning);
+      d.text = std::move(split.content);
+    }
     if (p.want_logprobs) d.logprobs = &ev.logprobs;
-    bool has_tokens = !d.text.empty() || (p.want_logprobs && !ev.logprobs.empty());
+    bool has_tokens =
+        !d.text.empty() || !d.reasoning.empty() || (p.want_logprobs && !ev.logprobs.empty());
     std::optional<ApiError> failure = failure_of(ev);
     if (ev.finish && !failure) d.finish_reason = finish_reason_name(*ev.finish);
     if (has_tokens || d.finish_reason) *out += chunk(d, &text_offsets[i]);

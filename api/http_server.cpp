@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "api/chat_messages.h"
 #include "api/completion_handler.h"
 #include "api/edge_server.h"
 #include "api/http_reply.h"
@@ -296,8 +297,12 @@ void HttpServer::Impl::tokenize(const std::string& body, httplib::Response& res)
   auto parsed = parse_tokenize_request(body);
   if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
   auto& r = std::get<TokenizeRequest>(parsed);
-  std::string text =
-      r.is_chat ? c->chat_template.render(r.messages, r.add_generation_prompt) : r.prompt;
+  std::string text = r.prompt;
+  if (r.is_chat) {
+    auto rendered = render_prompt(*c->chat_renderer, r.chat);
+    if (auto* e = std::get_if<ApiError>(&rendered)) return send_error(res, *e);
+    text = std::move(std::get<std::string>(rendered));
+  }
   std::vector<int32_t> ids = c->tokenizer->encode(text);
   send_json(res, 200,
             {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", c->max_model_len}});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "api/chat_messages.h"
 #include "api/json_fields.h"
 
 namespace ps {
@@ -10,59 +11,6 @@ namespace {
 
 using nlohmann::json;
 using namespace json_fields;  // NOLINT: this file is made of these helpers
-
-std::string message_content(const json& m, const std::string& where, const std::string& role) {
-  auto it = m.find("content");
-  std::string name = where + ".content";
-  if (it == m.end() || it->is_null()) {
-    // An assistant turn that only called tools has no content; any other turn must say something.
-    if (role == "assistant") return "";
-    reject(name, "'" + name + "' is required for role '" + role + "'");
-  }
-  if (it->is_string()) return it->get<std::string>();
-  if (!it->is_array()) wrong_type(name, "a string or an array of text parts", *it);
-  std::string text;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json& part = (*it)[i];
-    std::string pname = name + "[" + std::to_string(i) + "]";
-    if (!part.is_object()) wrong_type(pname, "an object", part);
-    std::optional<std::string> type = get_string(part, "type");
-    if (type != "text") {
-      reject(pname + ".type", "'" + pname + ".type' is '" + type.value_or("") +
-                                  "'; only text content parts are supported");
-    }
-    std::optional<std::string> t = get_string(part, "text");
-    if (!t) reject(pname + ".text", "'" + pname + ".text' is required");
-    if (!text.empty()) text += "\n";
-    text += *t;
-  }
-  return text;
-}
-
-std::vector<ChatMessage> parse_messages(const json& body) {
-  const json* msgs = find(body, "messages");
-  if (!msgs) reject("messages", "'messages' is required");
-  if (!msgs->is_array()) wrong_type("messages", "an array", *msgs);
-  if (msgs->empty()) reject("messages", "'messages' must contain at least one message");
-  std::vector<ChatMessage> out;
-  for (size_t i = 0; i < msgs->size(); ++i) {
-    const json& m = (*msgs)[i];
-    std::string where = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) wrong_type(where, "an object", m);
-    auto role_it = m.find("role");
-    if (role_it == m.end() || !role_it->is_string()) {
-      reject(where + ".role", "'" + where + ".role' must be a string");
-    }
-    std::string role = role_it->get<std::string>();
-    if (role == "developer") role = "system";  // OpenAI's newer name for the system turn
-    if (role != "system" && role != "user" && role != "assistant") {
-      reject(where + ".role", "'" + where + ".role' is '" + role +
-                                  "'; supported roles are system, user and assistant");
-    }
-    out.push_back({role, message_content(m, where, role)});
-  }
-  return out;
-}
 
 std::vector<PromptInput> parse_prompts(const json& body, const RequestLimits& limits) {
   const json* p = find(body, "prompt");
@@ -300,7 +248,7 @@ std::variant<OpenAiRequest, ApiError> parse_openai_request(std::string_view body
     r.endpoint = endpoint;
     r.model = get_string(j, "model").value_or("");
     if (endpoint == Endpoint::kChat) {
-      r.messages = parse_messages(j);
+      r.chat = parse_chat_prompt_request(j, body);
     } else {
       r.prompts = parse_prompts(j, limits);
     }
@@ -358,8 +306,7 @@ std::variant<TokenizeRequest, ApiError> parse_tokenize_request(std::string_view 
     r.model = get_string(j, "model").value_or("");
     if (find(j, "messages")) {
       r.is_chat = true;
-      r.messages = parse_messages(j);
-      r.add_generation_prompt = get_bool(j, "add_generation_prompt").value_or(true);
+      r.chat = parse_chat_prompt_request(j, body);
     } else {
       auto prompt = get_string(j, "prompt");
       if (!prompt) reject("prompt", "'prompt' (a string) or 'messages' is required");

@@ -11,7 +11,7 @@
 
 #include "api/api_error.h"
 #include "api/generation_defaults.h"
-#include "chat/chat_template.h"
+#include "chat/chat_prompt.h"
 #include "sampling/sampling_params.h"
 
 namespace ps {
@@ -40,11 +40,11 @@ struct RequestLimits {
 
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kChat;
-  std::string model;                  // as sent; empty when absent
-  std::vector<ChatMessage> messages;  // chat
-  std::vector<PromptInput> prompts;   // completions: one or more, each gets n choices
-  SamplingParams params;              // params.n choices per prompt
-  bool max_tokens_given = false;      // else the default fills what the context leaves
+  std::string model;                 // as sent; empty when absent
+  chat::ChatPromptRequest chat;      // chat: messages and the template's fields
+  std::vector<PromptInput> prompts;  // completions: one or more, each gets n choices
+  SamplingParams params;             // params.n choices per prompt
+  bool max_tokens_given = false;     // else the default fills what the context leaves
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool want_logprobs = false;  // the response carries logprobs (params.logprobs >= 0)
@@ -64,13 +64,13 @@ std::optional<ApiError> fit_to_context(Endpoint endpoint, int32_t prompt_tokens,
                                        int32_t max_model_len, bool max_tokens_given,
                                        SamplingParams* params);
 
-// POST /tokenize: {"prompt": "..."} or {"messages": [...], "add_generation_prompt": true}.
+// POST /tokenize: {"prompt": "..."} or {"messages": [...], ...} with the chat fields of
+// /v1/chat/completions (add_generation_prompt, continue_final_message, chat_template_kwargs).
 struct TokenizeRequest {
   std::string model;
   bool is_chat = false;
   std::string prompt;
-  std::vector<ChatMessage> messages;
-  bool add_generation_prompt = true;
+  chat::ChatPromptRequest chat;
 };
 std::variant<TokenizeRequest, ApiError> parse_tokenize_request(std::string_view body);
 

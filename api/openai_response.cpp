@@ -124,7 +124,12 @@ json completion_body(const ResponseMeta& meta, const std::vector<ChoiceOutput>& 
     choice["logprobs"] =
         with_logprobs ? logprobs_json(meta.endpoint, c.logprobs, bytes, &offset) : json(nullptr);
     if (meta.endpoint == Endpoint::kChat) {
-      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      json message = {{"role", "assistant"}};
+      message["content"] = c.reasoning_parsed && c.text.empty() ? json(nullptr) : json(c.text);
+      // OpenAI's schema requires the field; we never refuse.
+      message["refusal"] = nullptr;
+      if (c.reasoning) message["reasoning_content"] = *c.reasoning;
+      choice["message"] = std::move(message);
     } else {
       choice["text"] = c.text;
     }
@@ -143,7 +148,11 @@ json stream_chunk(const ResponseMeta& meta, const ChunkDelta& delta, bool usage_
   json choice = {{"index", delta.index}};
   if (meta.endpoint == Endpoint::kChat) {
     json d = json::object();
-    if (delta.role_delta) d["role"] = "assistant";
+    if (delta.role_delta) {
+      d["role"] = "assistant";
+      d["refusal"] = nullptr;
+    }
+    if (!delta.reasoning.empty()) d["reasoning_content"] = delta.reasoning;
     if (delta.role_delta || !delta.text.empty()) d["content"] = delta.text;
     choice["delta"] = std::move(d);
   } else {

@@ -35,9 +35,13 @@ struct Usage {
 
 struct ChoiceOutput {
   int32_t index = 0;
-  std::string text;
+  std::string text;  // chat: the answer (content) once a reasoning parser has split the reply
   std::vector<TokenLogprob> logprobs;
   std::string finish_reason;  // "stop" | "length"
+  // With a reasoning parser (--reasoning-parser): the message carries reasoning_content when
+  // the reply reasoned, and content is null when empty, as vLLM answers.
+  bool reasoning_parsed = false;
+  std::optional<std::string> reasoning = std::nullopt;
 };
 
 // "stop" | "length"; abort and error never reach a successful body.
@@ -51,10 +55,12 @@ nlohmann::json completion_body(const ResponseMeta& meta, const std::vector<Choic
                                const Usage& usage, bool with_logprobs, const TokenBytes& bytes);
 
 // One streamed delta of one choice. `role_delta`: the chat chunk that opens a choice carries
-// the assistant role. `text_offset` carries the completions logprobs offset across chunks.
+// the assistant role (and refusal: null). `reasoning`: streamed as delta.reasoning_content,
+// before the chunk's content. `text_offset` carries the completions logprobs offset across chunks.
 struct ChunkDelta {
   int32_t index = 0;
   bool role_delta = false;
+  std::string reasoning;
   std::string text;
   const std::vector<TokenLogprob>* logprobs = nullptr;  // null: "logprobs": null
   std::optional<std::string> finish_reason;

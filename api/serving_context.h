@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/openai_request.h"
-#include "chat/chat_template.h"
+#include "chat/chat_renderer.h"
+#include "chat/reasoning_parser.h"
 #include "engine/engine.h"
 #include "tokenizer/tokenizer.h"
 
@@ -16,7 +18,10 @@ namespace ps {
 struct ServingContext {
   std::shared_ptr<Engine> engine;
   std::shared_ptr<const Tokenizer> tokenizer;
-  ChatTemplate chat_template{ChatTemplateKind::kChatML};
+  // Renders chat requests (and /tokenize with messages); never null once serving.
+  std::shared_ptr<const chat::ChatRenderer> chat_renderer;
+  // --reasoning-parser: splits chat replies into reasoning_content and content; nullopt: off.
+  std::optional<chat::ReasoningStyle> reasoning;
   std::string served_model_name;
   RequestLimits limits;
   int32_t max_model_len = 0;

@@ -29,7 +29,9 @@ const char* kUsage =
     "usage: pagedserve chat (--model DIR | --url http://HOST:PORT [--api-key KEY])\n"
     "  [--system TEXT] [--history 8 (turns kept, 0 = none)] [--temperature 0.7] [--top-p 1]\n"
     "  [--top-k 0] [--max-tokens 256] [--repetition-penalty 1] [--seed S]\n"
-    "  [--chat-template chatml|llama3|plain] [engine flags, with --model: see serve --help]\n";
+    "  [--chat-template chatml|llama3|plain|FILE] [--reasoning-parser "
+    "auto|qwen3|deepseek_r1|none]\n"
+    "  [engine flags, with --model: see serve --help]\n";
 
 std::atomic<bool> g_interrupted{false};
 
@@ -82,7 +84,9 @@ class LineReader {
 
 std::unique_ptr<ChatBackend> in_process_backend(const Flags& flags) {
   const std::string dir = model_dir_from_flags(flags);
-  const ChatTemplate tmpl = chat_template_from_flags(flags, dir, "chat");
+  auto renderer =
+      std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "chat"));
+  const std::optional<chat::ReasoningStyle> reasoning = reasoning_from_flags(flags, *renderer);
   std::fprintf(stderr, "loading %s ...\n", dir.c_str());
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
   LoadedModel model = load_model_with_lora(flags, dir);  // --lora works here as in serve
@@ -97,7 +101,7 @@ std::unique_ptr<ChatBackend> in_process_backend(const Flags& flags) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   std::string name = std::filesystem::path(dir).filename().string();
   if (name.empty()) name = std::filesystem::path(dir).parent_path().filename().string();
-  return make_engine_chat_backend(std::move(engine), tmpl, name);
+  return make_engine_chat_backend(std::move(engine), renderer, reasoning, name);
 }
 
 ChatKnobs knobs_from_flags(const Flags& flags) {
@@ -122,6 +126,33 @@ void print_model_text(std::string_view piece) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
 }
+
+// A reasoning model's thinking is printed dimmed (ANSI SGR 2) above its answer, so the two
+// read apart; the answer starts on its own line.
+constexpr const char* kDim = "\x1b[2m";
+constexpr const char* kUndim = "\x1b[0m";
+class ReplyPrinter {
+ public:
+  void operator()(std::string_view piece, bool reasoning) {
+    if (reasoning && !dim_) {
+      std::fputs(kDim, stdout);
+      dim_ = true;
+    } else if (!reasoning && dim_) {
+      std::fputs(kUndim, stdout);
+      std::fputs("\n", stdout);
+      dim_ = false;
+    }
+    print_model_text(piece);
+  }
+  void end() {
+    if (dim_) std::fputs(kUndim, stdout);
+    dim_ = false;
+    std::fflush(stdout);
+  }
+
+ private:
+  bool dim_ = false;
+};
 
 // "[26 prompt + 12 tokens, 40 ms to first token, 95.1 tok/s, finish length, confidence low 0.310]"
 std::string stats_line(const ChatReply& r) {
@@ -150,9 +181,9 @@ std::string stats_line(const ChatReply& r) {
 
 int chat_command(int argc, char** argv) {
   std::set<std::string> valued = {
-      "model",       "url",          "api-key", "system",     "history",
-      "temperature", "top-p",        "top-k",   "max-tokens", "repetition-penalty",
-      "seed",        "chat-template"};
+      "model",       "url",           "api-key",         "system",     "history",
+      "temperature", "top-p",         "top-k",           "max-tokens", "repetition-penalty",
+      "seed",        "chat-template", "reasoning-parser"};
   std::set<std::string> switches = {"help"};
   Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
@@ -205,8 +236,12 @@ int chat_command(int argc, char** argv) {
     g_interrupted.store(false);
     std::printf("%s> ", backend->model_name().c_str());
     std::fflush(stdout);
-    ChatReply reply =
-        backend->complete(action.messages, session.knobs(), print_model_text, g_interrupted);
+    ReplyPrinter printer;
+    ChatReply reply = backend->complete(
+        action.messages, session.knobs(),
+        [&printer](std::string_view piece, bool reasoning) { printer(piece, reasoning); },
+        g_interrupted);
+    printer.end();
     g_interrupted.store(false);
     if (!reply.error.empty()) {
       std::printf("\nerror: %s\n", reply.error.c_str());

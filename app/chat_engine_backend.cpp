@@ -16,15 +16,38 @@ double seconds_since(Clock::time_point t0) {
 
 class EngineChatBackend : public ChatBackend {
  public:
-  EngineChatBackend(std::shared_ptr<Engine> engine, ChatTemplate tmpl, std::string name)
-      : engine_(std::move(engine)), template_(tmpl), name_(std::move(name)) {}
+  EngineChatBackend(std::shared_ptr<Engine> engine,
+                    std::shared_ptr<const chat::ChatRenderer> renderer,
+                    std::optional<chat::ReasoningStyle> reasoning, std::string name)
+      : engine_(std::move(engine)),
+        renderer_(std::move(renderer)),
+        reasoning_(reasoning),
+        name_(std::move(name)) {}
 
   std::string model_name() const override { return name_; }
 
   ChatReply complete(const std::vector<ChatMessage>& messages, const ChatKnobs& knobs,
                      const TextSink& on_text, const std::atomic<bool>& stop) override {
     ChatReply reply;
-    Request req{engine_->tokenizer().encode(template_.render(messages, true)), knobs.to_params()};
+    chat::ChatPromptRequest chat;
+    for (const auto& m : messages)
+      chat.messages.push_back({{"role", m.role}, {"content", m.content}});
+    std::string prompt;
+    try {
+      prompt = renderer_->render(chat);
+    } catch (const std::exception& e) {
+      reply.error = std::string("the chat template failed: ") + e.what();
+      return reply;
+    }
+    std::optional<chat::ReasoningParser> parser;
+    if (reasoning_) parser.emplace(*reasoning_, prompt);
+    auto emit = [&](const chat::ReasoningDelta& d) {
+      reply.reasoning += d.reasoning;
+      reply.text += d.content;
+      if (!d.reasoning.empty()) on_text(d.reasoning, true);
+      if (!d.content.empty()) on_text(d.content, false);
+    };
+    Request req{engine_->tokenizer().encode(prompt), knobs.to_params()};
     req.params.logprobs = 0;  // the chosen token's logprob, for the confidence figure
     const auto t0 = Clock::now();
     SubmitResult submitted = engine_->submit(std::move(req));
@@ -47,9 +70,12 @@ class EngineChatBackend : public ChatBackend {
         ++reply.prob_count;
       }
       reply.completion_tokens = ev.completion_tokens;
-      if (!ev.text.empty()) {
+      if (parser) {
+        emit(parser->feed(ev.text));
+        if (ev.finish) emit(parser->finish());
+      } else if (!ev.text.empty()) {
         reply.text += ev.text;
-        on_text(ev.text);
+        on_text(ev.text, false);
       }
       if (ev.finish) {
         reply.prompt_tokens = ev.prompt_tokens;
@@ -66,16 +92,17 @@ class EngineChatBackend : public ChatBackend {
 
  private:
   std::shared_ptr<Engine> engine_;
-  ChatTemplate template_;
+  std::shared_ptr<const chat::ChatRenderer> renderer_;
+  std::optional<chat::ReasoningStyle> reasoning_;
   std::string name_;
 };
 
 }  // namespace
 
-std::unique_ptr<ChatBackend> make_engine_chat_backend(std::shared_ptr<Engine> engine,
-                                                      ChatTemplate chat_template,
-                                                      std::string model_name) {
-  return std::make_unique<EngineChatBackend>(std::move(engine), chat_template,
+std::unique_ptr<ChatBackend> make_engine_chat_backend(
+    std::shared_ptr<Engine> engine, std::shared_ptr<const chat::ChatRenderer> renderer,
+    std::optional<chat::ReasoningStyle> reasoning, std::string model_name) {
+  return std::make_unique<EngineChatBackend>(std::move(engine), std::move(renderer), reasoning,
                                              std::move(model_name));
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "app/chat_backend.h"
 
@@ -25,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 struct StreamShared {
   std::mutex mu;
   std::condition_variable cv;
-  std::string pending_text;  // received, not yet shown
+  std::vector<TextPiece> pending;  // received, not yet shown, in order
   ChatReply reply;
   std::string error_body;  // a non-200 answer's body
   int status = 0;
@@ -117,11 +118,11 @@ class HttpChatBackend : public ChatBackend {
     std::unique_lock<std::mutex> lock(s.mu);
     while (true) {
       s.cv.wait_for(lock, std::chrono::milliseconds(50));
-      if (!s.pending_text.empty()) {
-        std::string piece = std::move(s.pending_text);
-        s.pending_text.clear();
+      if (!s.pending.empty()) {
+        std::vector<TextPiece> pieces = std::move(s.pending);
+        s.pending.clear();
         lock.unlock();
-        on_text(piece);
+        for (const TextPiece& piece : pieces) on_text(piece.text, piece.reasoning);
         lock.lock();
       }
       if (s.done) break;
@@ -229,11 +230,19 @@ class HttpChatBackend : public ChatBackend {
         ++r.completion_tokens;
       }
     }
-    if (c.contains("delta") && c["delta"].is_object() && c["delta"].contains("content") &&
-        c["delta"]["content"].is_string()) {
-      std::string text = c["delta"]["content"].get<std::string>();
-      r.text += text;
-      s.pending_text += text;
+    if (c.contains("delta") && c["delta"].is_object()) {
+      const json& d = c["delta"];
+      // The server's reasoning parser sends the reasoning first, then the answer.
+      if (d.contains("reasoning_content") && d["reasoning_content"].is_string()) {
+        std::string text = d["reasoning_content"].get<std::string>();
+        r.reasoning += text;
+        s.pending.push_back({text, true});
+      }
+      if (d.contains("content") && d["content"].is_string()) {
+        std::string text = d["content"].get<std::string>();
+        r.text += text;
+        if (!text.empty()) s.pending.push_back({text, false});
+      }
     }
     if (c.contains("finish_reason") && c["finish_reason"].is_string()) {
       r.finish = c["finish_reason"].get<std::string>();

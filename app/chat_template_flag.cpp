@@ -1,43 +1,32 @@
-// The chat template choice shared by `serve` and `chat`, so both render prompts alike.
+// The chat template and reasoning parser choice shared by `serve` and `chat`, so both render
+// prompts and split replies alike.
 #include "app/chat_template_flag.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <stdexcept>
 
 namespace ps {
 
-namespace {
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+chat::ChatRenderer chat_renderer_from_flags(const Flags& flags, const std::string& dir,
+                                            const char* command) {
+  std::string notice;
+  try {
+    chat::ChatRenderer r = chat::ChatRenderer::load(flags.str("chat-template", ""), dir, &notice);
+    if (!notice.empty()) std::fprintf(stderr, "pagedserve %s: %s\n", command, notice.c_str());
+    return r;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 }
 
-}  // namespace
-
-ChatTemplate chat_template_from_flags(const Flags& flags, const std::string& dir,
-                                      const char* command) {
-  if (auto name = flags.opt("chat-template")) {
-    auto t = ChatTemplate::from_name(*name);
-    if (!t) {
-      throw UsageError("--chat-template " + *name + ": unknown; use one of " +
-                       ChatTemplate::known_names());
-    }
-    return *t;
-  }
-  std::string config_path = dir + "/tokenizer_config.json";
-  if (std::filesystem::exists(config_path)) {
-    if (auto t = ChatTemplate::detect(read_whole_file(config_path))) return *t;
-  }
-  std::fprintf(stderr,
-               "pagedserve %s: no known chat template in %s; using chatml (pass "
-               "--chat-template to choose)\n",
-               command, config_path.c_str());
-  return ChatTemplate(ChatTemplateKind::kChatML);
+std::optional<chat::ReasoningStyle> reasoning_from_flags(const Flags& flags,
+                                                         const chat::ChatRenderer& renderer) {
+  const std::string name = flags.str("reasoning-parser", "auto");
+  if (name == "auto") return renderer.detected_reasoning_style();
+  if (name == "none") return std::nullopt;
+  if (auto style = chat::parse_reasoning_style(name)) return style;
+  throw UsageError("--reasoning-parser " + name +
+                   ": unknown; use qwen3, deepseek_r1, none or auto");
 }
 
 }  // namespace ps

@@ -1,14 +1,21 @@
 #pragma once
+#include <optional>
 #include <string>
 
 #include "app/flags.h"
-#include "chat/chat_template.h"
+#include "chat/chat_renderer.h"
+#include "chat/reasoning_parser.h"
 
 namespace ps {
 
-// --chat-template NAME wins; else what tokenizer_config.json's template looks like; else ChatML
-// (with a note on stderr naming `command`, so the user knows to pass the flag).
-ChatTemplate chat_template_from_flags(const Flags& flags, const std::string& dir,
-                                      const char* command);
+// --chat-template NAME|FILE wins; else the checkpoint's own template; else chatml, with a note
+// on stderr naming `command`, so the user knows to pass the flag. A template that does not
+// parse is an error naming its file and line (the command exits, it never guesses).
+chat::ChatRenderer chat_renderer_from_flags(const Flags& flags, const std::string& dir,
+                                            const char* command);
+
+// --reasoning-parser qwen3|deepseek_r1|none|auto (default auto: what the template calls for).
+std::optional<chat::ReasoningStyle> reasoning_from_flags(const Flags& flags,
+                                                         const chat::ChatRenderer& renderer);
 
 }  // namespace ps

@@ -17,7 +17,6 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
-#include "chat/chat_template.h"
 #include "engine/engine.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -31,7 +30,8 @@ const char* kUsage =
     "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
     "  [--generation-config auto|none|DIR (auto: the model's generation_config.json fills the\n"
     "  sampling fields a request leaves out)]\n"
-    "  [--chat-template chatml|llama3|plain] [--max-body-bytes 1048576] [--max-n 16]\n"
+    "  [--chat-template chatml|llama3|plain|FILE (default: the checkpoint's own)]\n"
+    "  [--reasoning-parser auto|qwen3|deepseek_r1|none] [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 512 (requests served at once; idle connections hold no thread)]\n"
     "  [--header-timeout 5 (seconds for a request's headers to arrive)]\n"
     "  [--body-timeout 30 (seconds for its body to arrive after the headers)]\n"
@@ -91,6 +91,7 @@ int serve_command(int argc, char** argv) {
                                   "port",
                                   "api-key",
                                   "chat-template",
+                                  "reasoning-parser",
                                   "served-model-name",
                                   "max-body-bytes",
                                   "max-n",
@@ -149,7 +150,9 @@ int serve_command(int argc, char** argv) {
   const std::string& dir = location.dir;
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
-  const ChatTemplate chat_template = chat_template_from_flags(flags, dir, "serve");
+  auto renderer =
+      std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "serve"));
+  const std::optional<chat::ReasoningStyle> reasoning = reasoning_from_flags(flags, *renderer);
   const std::string generation_config = flags.str("generation-config", "auto");
   if (generation_config != "auto" && generation_config != "none" &&
       !std::filesystem::is_directory(generation_config)) {
@@ -204,7 +207,8 @@ int serve_command(int argc, char** argv) {
     ctx = std::make_shared<ServingContext>();
     ctx->engine = e;
     ctx->tokenizer = tokenizer;
-    ctx->chat_template = chat_template;
+    ctx->chat_renderer = renderer;
+    ctx->reasoning = reasoning;
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
     ctx->block_size = engine_config.block_size;
@@ -229,8 +233,11 @@ int serve_command(int argc, char** argv) {
                   generation_config == "none" ? "none (--generation-config none)"
                   : d.empty()                 ? "none (no generation_config.json settings)"
                               : (d.describe() + " (from " + d.source + ")").c_str());
-      std::printf("ready: model '%s' from %s (chat template %s, context %d tokens) in %.1f s\n",
-                  model_name.c_str(), dir.c_str(), chat_template.name(), ctx->max_model_len, secs);
+      std::printf(
+          "ready: model '%s' from %s (chat template %s, reasoning parser %s, context %d tokens) "
+          "in %.1f s\n",
+          model_name.c_str(), dir.c_str(), renderer->describe().c_str(),
+          reasoning ? chat::reasoning_style_name(*reasoning) : "none", ctx->max_model_len, secs);
       std::printf("kernels: %s\n", e->kernel_summary().c_str());
       std::fflush(stdout);
     }

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include <nlohmann/json.hpp>
-
 namespace ps {
 namespace {
 
@@ -24,29 +22,6 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-// The template text from tokenizer_config.json: a string, or a list of named templates where
-// "default" is the chat one (tool-use variants are not ours to pick).
-std::optional<std::string> template_text(const nlohmann::json& config) {
-  auto it = config.find("chat_template");
-  if (it == config.end()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_array()) {
-    std::optional<std::string> first;
-    for (const auto& entry : *it) {
-      if (!entry.is_object()) continue;
-      auto t = entry.find("template");
-      if (t == entry.end() || !t->is_string()) continue;
-      if (!first) first = t->get<std::string>();
-      auto n = entry.find("name");
-      if (n != entry.end() && n->is_string() && n->get<std::string>() == "default") {
-        return t->get<std::string>();
-      }
-    }
-    return first;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<ChatTemplate> ChatTemplate::from_name(std::string_view name) {
@@ -59,24 +34,6 @@ std::optional<ChatTemplate> ChatTemplate::from_name(std::string_view name) {
 
 std::string ChatTemplate::known_names() {
   return "chatml, llama3, plain";
-}
-
-std::optional<ChatTemplate> ChatTemplate::detect(const std::string& tokenizer_config_json) {
-  nlohmann::json config = nlohmann::json::parse(tokenizer_config_json, nullptr,
-                                                /*allow_exceptions=*/false);
-  if (!config.is_object()) return std::nullopt;
-  std::optional<std::string> text = template_text(config);
-  if (!text) return std::nullopt;
-  // Llama 3 first: its markers are unambiguous, while a ChatML marker could appear in a
-  // template's comment.
-  if (text->find("<|start_header_id|>") != std::string::npos) {
-    return ChatTemplate(ChatTemplateKind::kLlama3);
-  }
-  if (text->find("<|im_start|>") != std::string::npos) {
-    return ChatTemplate(ChatTemplateKind::kChatML);
-  }
-  if (text->find("用户") != std::string::npos) return ChatTemplate(ChatTemplateKind::kPlain);
-  return std::nullopt;
 }
 
 const char* ChatTemplate::name() const {

@@ -1,7 +1,8 @@
 #pragma once
-// Chat templates: turn a list of chat messages into the prompt text a model was trained on.
-// We do not run Jinja; we recognise the few formats our models use and render them in C++, and
-// a test checks the output against Python's Jinja2 rendering of the reference template.
+// The three formats our own models use, rendered in C++ (ChatML, Llama 3, plain), for offline
+// tools (eval). Serving runs the checkpoint's own Jinja template through chat/chat_renderer.h,
+// whose builtins write exactly what these do; nothing guesses a format from a template's
+// markers any more.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,12 +29,6 @@ class ChatTemplate {
   static std::optional<ChatTemplate> from_name(std::string_view name);
   // The names from_name accepts, for error messages: "chatml, llama3, plain".
   static std::string known_names();
-
-  // Recognises the Jinja `chat_template` of a tokenizer_config.json (a string, or HF's list of
-  // {name, template} where "default" wins) by the markers it contains. nullopt when the text is
-  // not JSON, has no template, or the template is none of ours: the caller then needs a
-  // --chat-template flag or a default.
-  static std::optional<ChatTemplate> detect(const std::string& tokenizer_config_json);
 
   ChatTemplateKind kind() const { return kind_; }
   const char* name() const;

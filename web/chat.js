@@ -162,6 +162,14 @@ async function ask(question) {
   addBubble('user', question);
   const messages = conversation(question, true);
   const bubble = addBubble('assistant streaming', '');
+  // A reasoning model's thinking (delta.reasoning_content) goes in a folded box above the
+  // answer; the box appears with the first reasoning text.
+  const reasoningBox = el('details', 'reasoning');
+  reasoningBox.hidden = true;
+  reasoningBox.appendChild(el('summary', '', 'Thinking…'));
+  const reasoningEl = el('div', 'reasoning-text');
+  reasoningBox.appendChild(reasoningEl);
+  bubble.appendChild(reasoningBox);
   const textEl = el('div', 'text');
   bubble.appendChild(textEl);
 
@@ -169,7 +177,9 @@ async function ask(question) {
     model: state.model || undefined, messages, stream: true,
     stream_options: { include_usage: true }, logprobs: true, ...knobs(),
   };
-  const s = { t0: performance.now(), ttft: null, probs: [], usageTokens: null, finish: null, text: '' };
+  const s = {
+    t0: performance.now(), ttft: null, probs: [], usageTokens: null, finish: null, text: '', reasoning: '',
+  };
   const epoch = state.epoch;
   let heldProbs = [];  // probabilities of tokens whose text the server still holds back
   state.controller = new AbortController();
@@ -190,6 +200,13 @@ async function ask(question) {
       const lp = (c.logprobs && c.logprobs.content) || [];
       for (const t of lp) heldProbs.push(Math.exp(t.logprob));
       if (lp.length && s.ttft === null) s.ttft = (performance.now() - s.t0) / 1000;
+      const thought = c.delta && c.delta.reasoning_content;
+      if (thought) {
+        reasoningBox.hidden = false;
+        reasoningEl.textContent += thought;
+        s.reasoning += thought;
+        scrollDown();
+      }
       const text = c.delta && c.delta.content;
       if (text) {
         s.probs.push(...heldProbs);
@@ -208,10 +225,11 @@ async function ask(question) {
     else error = e.message;
   }
   bubble.classList.remove('streaming');
+  reasoningBox.querySelector('summary').textContent = 'Reasoning';
   state.controller = null;
   setBusy(false);
   if (epoch !== state.epoch) return;  // New chat cleared the page while this was running
-  if (error && !s.text) {
+  if (error && !s.text && !s.reasoning) {
     bubble.remove();
   } else {
     renderStats(bubble, { ...s, finish: s.finish || 'error' });
@@ -250,7 +268,7 @@ async function consistencyCheck() {
     });
     if (!resp.ok) throw new Error(await errorOf(resp));
     const j = await resp.json();
-    const answers = j.choices.map((c) => c.message.content);
+    const answers = j.choices.map((c) => c.message.content || '');
     const groups = new Map();
     for (const a of answers) {
       const key = normalize(a);

@@ -42,9 +42,11 @@ std::string chat(const std::string& extra) {
 
 TEST(OpenAiRequest, ChatDefaultsFollowOpenAi) {
   OpenAiRequest r = ok(chat(""));
-  ASSERT_EQ(r.messages.size(), 1u);
-  EXPECT_EQ(r.messages[0].role, "user");
-  EXPECT_EQ(r.messages[0].content, "hi");
+  ASSERT_EQ(r.chat.messages.size(), 1u);
+  EXPECT_EQ(r.chat.messages[0]["role"], "user");
+  EXPECT_EQ(r.chat.messages[0]["content"], "hi");
+  EXPECT_TRUE(r.chat.add_generation_prompt);
+  EXPECT_FALSE(r.chat.continue_final_message);
   EXPECT_FLOAT_EQ(r.params.temperature, 1.0f);
   EXPECT_EQ(r.params.n, 1);
   EXPECT_FALSE(r.max_tokens_given);
@@ -105,10 +107,79 @@ TEST(OpenAiRequest, ContentPartsAndRoles) {
       {"role":"developer","content":"and kind"},
       {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
       {"role":"assistant","content":null}]})");
-  ASSERT_EQ(r.messages.size(), 4u);
-  EXPECT_EQ(r.messages[1].role, "system");
-  EXPECT_EQ(r.messages[2].content, "a\nb");
-  EXPECT_EQ(r.messages[3].content, "");
+  ASSERT_EQ(r.chat.messages.size(), 4u);
+  EXPECT_EQ(r.chat.messages[1]["role"], "system");
+  // Parts reach the template as sent; the renderer decides whether to join them.
+  EXPECT_EQ(r.chat.messages[2]["content"].dump(),
+            R"([{"type":"text","text":"a"},{"type":"text","text":"b"}])");
+  EXPECT_TRUE(r.chat.messages[3]["content"].is_null());
+}
+
+// Tool results, tool calls, names and reasoning in the history go to the template as given, in
+// the client's key order.
+TEST(OpenAiRequest, HistoryFieldsPassThroughInOrder) {
+  OpenAiRequest r = ok(R"({"messages":[
+      {"role":"user","name":"ann","content":"weather?"},
+      {"role":"assistant","reasoning_content":"hm","content":null,"tool_calls":[
+        {"id":"c1","type":"function","function":{"name":"w","arguments":"{}"}}]},
+      {"role":"tool","tool_call_id":"c1","content":"sunny"}],
+      "chat_template_kwargs":{"enable_thinking":false,"zeta":1,"alpha":2},
+      "add_generation_prompt":true})");
+  EXPECT_EQ(r.chat.messages.dump(),
+            R"([{"role":"user","name":"ann","content":"weather?"},)"
+            R"({"role":"assistant","reasoning_content":"hm","content":null,"tool_calls":[)"
+            R"({"id":"c1","type":"function","function":{"name":"w","arguments":"{}"}}]},)"
+            R"({"role":"tool","tool_call_id":"c1","content":"sunny"}])");
+  EXPECT_EQ(r.chat.chat_template_kwargs.dump(), R"({"enable_thinking":false,"zeta":1,"alpha":2})");
+}
+
+TEST(OpenAiRequest, ContinueFinalMessage) {
+  OpenAiRequest r = ok(R"({"messages":[{"role":"user","content":"hi"},
+      {"role":"assistant","content":"Hel"}],
+      "add_generation_prompt":false,"continue_final_message":true})");
+  EXPECT_TRUE(r.chat.continue_final_message);
+  EXPECT_FALSE(r.chat.add_generation_prompt);
+}
+
+// Each new 400 with its message.
+TEST(OpenAiRequest, ChatTemplateFieldErrors) {
+  struct Case {
+    const char* body;
+    const char* param;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":[1]})",
+       "chat_template_kwargs", "'chat_template_kwargs' must be an object, got array"},
+      {R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"messages":[]}})",
+       "chat_template_kwargs",
+       "'chat_template_kwargs' may not set 'messages'; use the request field of that name"},
+      {R"({"messages":[{"role":"assistant","content":"a"}],"continue_final_message":true})",
+       "continue_final_message",
+       "'continue_final_message' and 'add_generation_prompt' cannot both be true; send "
+       "'add_generation_prompt': false to continue the final message"},
+      {R"({"messages":[{"role":"user","content":"a"}],"continue_final_message":true,)"
+       R"("add_generation_prompt":false})",
+       "continue_final_message",
+       "'continue_final_message' needs the final message to be the assistant's, got 'user'"},
+      {R"({"messages":[{"role":"tool"}]})", "messages[0].content",
+       "'messages[0].content' is required for role 'tool'"},
+      {R"({"messages":[{"role":"user","content":"a","name":5}]})", "messages[0].name",
+       "'messages[0].name' must be a string, got number"},
+      {R"({"messages":[{"role":"assistant","content":"a","tool_calls":{}}]})",
+       "messages[0].tool_calls", "'messages[0].tool_calls' must be an array, got object"},
+      {R"({"messages":[{"role":"robot","content":"a"}]})", "messages[0].role",
+       "'messages[0].role' is 'robot'; supported roles are system, developer, user, assistant "
+       "and tool"},
+      {R"({"messages":[{"role":"user","content":"a"}],"documents":"x"})", "documents",
+       "'documents' must be an array, got string"},
+  };
+  for (const Case& c : cases) {
+    ApiError e = bad(c.body);
+    EXPECT_EQ(e.param, c.param) << c.body;
+    EXPECT_EQ(e.message, c.message) << c.body;
+    EXPECT_EQ(e.status, 400) << c.body;
+  }
 }
 
 TEST(OpenAiRequest, CompletionPromptShapes) {
@@ -145,7 +216,7 @@ TEST(OpenAiRequest, RejectsBadInputNamingTheField) {
       {R"({"messages":[]})", "messages"},
       {R"({"messages":"hi"})", "messages"},
       {R"({"messages":[{"content":"hi"}]})", "messages[0].role"},
-      {R"({"messages":[{"role":"tool","content":"hi"}]})", "messages[0].role"},
+      {R"({"messages":[{"role":"function","content":"hi"}]})", "messages[0].role"},
       {R"({"messages":[{"role":"user"}]})", "messages[0].content"},
       {R"({"messages":[{"role":"user","content":5}]})", "messages[0].content"},
       {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})",
@@ -285,7 +356,14 @@ TEST(TokenizeRequest, PromptOrMessages) {
                                       "add_generation_prompt":false})");
   ASSERT_TRUE(std::holds_alternative<TokenizeRequest>(b));
   EXPECT_TRUE(std::get<TokenizeRequest>(b).is_chat);
-  EXPECT_FALSE(std::get<TokenizeRequest>(b).add_generation_prompt);
+  EXPECT_FALSE(std::get<TokenizeRequest>(b).chat.add_generation_prompt);
+  auto c = parse_tokenize_request(R"({"messages":[{"role":"user","content":"x"}],
+                                      "chat_template_kwargs":{"enable_thinking":false}})");
+  ASSERT_TRUE(std::holds_alternative<TokenizeRequest>(c));
+  EXPECT_EQ(std::get<TokenizeRequest>(c).chat.chat_template_kwargs.dump(),
+            R"({"enable_thinking":false})");
+  EXPECT_TRUE(std::holds_alternative<ApiError>(parse_tokenize_request(
+      R"({"messages":[{"role":"user","content":"x"}],"chat_template_kwargs":true})")));
   EXPECT_TRUE(std::holds_alternative<ApiError>(parse_tokenize_request(R"({})")));
   EXPECT_TRUE(std::holds_alternative<ApiError>(parse_tokenize_request(R"({"prompt":3})")));
 }

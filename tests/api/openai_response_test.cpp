@@ -58,9 +58,40 @@ TEST(OpenAiResponse, ChatBody) {
   EXPECT_EQ(j["choices"][0]["index"], 1);
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(j["choices"][0]["message"]["content"], "hello");
+  // OpenAI's schema requires refusal; no reasoning parser, no reasoning_content.
+  ASSERT_TRUE(j["choices"][0]["message"].contains("refusal"));
+  EXPECT_TRUE(j["choices"][0]["message"]["refusal"].is_null());
+  EXPECT_FALSE(j["choices"][0]["message"].contains("reasoning_content"));
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   EXPECT_TRUE(j["choices"][0]["logprobs"].is_null());
   EXPECT_EQ(j["usage"]["total_tokens"], 5);
+}
+
+TEST(OpenAiResponse, ChatBodyWithReasoning) {
+  ChoiceOutput c{0, "", {}, "stop"};
+  c.reasoning_parsed = true;
+  c.reasoning = "think";
+  json j = completion_body(meta(Endpoint::kChat), {c}, {}, false, bytes_of);
+  const json& msg = j["choices"][0]["message"];
+  EXPECT_EQ(msg["reasoning_content"], "think");
+  EXPECT_TRUE(msg["content"].is_null());  // empty answer: null, as vLLM
+  EXPECT_TRUE(msg["refusal"].is_null());
+  c.reasoning.reset();
+  c.text = "answer";
+  json k = completion_body(meta(Endpoint::kChat), {c}, {}, false, bytes_of);
+  EXPECT_FALSE(k["choices"][0]["message"].contains("reasoning_content"));
+  EXPECT_EQ(k["choices"][0]["message"]["content"], "answer");
+}
+
+TEST(OpenAiResponse, ChatStreamReasoningDelta) {
+  ChunkDelta d;
+  d.reasoning = "why";
+  int64_t off = 0;
+  json j = stream_chunk(meta(Endpoint::kChat), d, false, bytes_of, &off);
+  EXPECT_EQ(j["choices"][0]["delta"], json({{"reasoning_content", "why"}}));
+  d.text = "so";
+  j = stream_chunk(meta(Endpoint::kChat), d, false, bytes_of, &off);
+  EXPECT_EQ(j["choices"][0]["delta"], json({{"reasoning_content", "why"}, {"content", "so"}}));
 }
 
 TEST(OpenAiResponse, CompletionBodyWithLogprobs) {
@@ -98,7 +129,8 @@ TEST(OpenAiResponse, ChatStreamChunks) {
   int64_t off = 0;
   json first = stream_chunk(m, open, false, bytes_of, &off);
   EXPECT_EQ(first["object"], "chat.completion.chunk");
-  EXPECT_EQ(first["choices"][0]["delta"], json({{"role", "assistant"}, {"content", ""}}));
+  EXPECT_EQ(first["choices"][0]["delta"],
+            json({{"role", "assistant"}, {"content", ""}, {"refusal", nullptr}}));
   EXPECT_TRUE(first["choices"][0]["finish_reason"].is_null());
   EXPECT_FALSE(first.contains("usage"));
 

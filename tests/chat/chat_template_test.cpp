@@ -127,21 +127,6 @@ TEST(ChatTemplate, PlainLiteral) {
   EXPECT_EQ(t.render({{"user", "你好"}}, true), "用户:你好\n助手:");
 }
 
-TEST(ChatTemplate, DetectsFromTokenizerConfig) {
-  auto cfg = [](const json& tmpl) { return json{{"chat_template", tmpl}}.dump(); };
-  EXPECT_EQ(ChatTemplate::detect(cfg(kChatMLJinja))->kind(), ChatTemplateKind::kChatML);
-  EXPECT_EQ(ChatTemplate::detect(cfg(kLlama3Jinja))->kind(), ChatTemplateKind::kLlama3);
-  EXPECT_EQ(ChatTemplate::detect(cfg(kPlainJinja))->kind(), ChatTemplateKind::kPlain);
-  // Hugging Face's list form: the "default" entry is the chat template.
-  json list = json::array({{{"name", "tool_use"}, {"template", kLlama3Jinja}},
-                           {{"name", "default"}, {"template", kChatMLJinja}}});
-  EXPECT_EQ(ChatTemplate::detect(cfg(list))->kind(), ChatTemplateKind::kChatML);
-  EXPECT_FALSE(ChatTemplate::detect(cfg("{{ messages }}")).has_value());
-  EXPECT_FALSE(ChatTemplate::detect(R"({"bos_token": "x"})").has_value());
-  EXPECT_FALSE(ChatTemplate::detect("not json").has_value());
-  EXPECT_FALSE(ChatTemplate::detect("").has_value());
-}
-
 TEST(ChatTemplate, FromName) {
   EXPECT_EQ(ChatTemplate::from_name("ChatML")->kind(), ChatTemplateKind::kChatML);
   EXPECT_EQ(ChatTemplate::from_name("llama3")->kind(), ChatTemplateKind::kLlama3);

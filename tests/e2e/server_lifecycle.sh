@@ -39,7 +39,7 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 check "health after ready is 200" "$(curl -s -o /dev/null -w '%{http_code}' "$url/health")" = 200
-check "ready line names the detected chat template" "$(grep -c 'chat template chatml' "$log")" = 1
+check "ready line names the checkpoint's own Jinja template" "$(grep -c 'chat template jinja (.*tokenizer_config.json (chat_template)), reasoning parser none' "$log")" = 1
 stop_server "$pid" INT 30
 check "SIGINT on an idle server exits 0" "$STOP_RC" = 0
 

@@ -181,4 +181,26 @@ say "still there?"
 check "model: a question after Ctrl-C is answered" "$(stats | grep -Ec 'finish (length|stop)')" = 1
 quit_with_ctrl_d model
 screen >"$BUILD/terminal-chat-model.txt"
+
+# A reasoning model (the scripted Qwen3 checkpoint, reply "<think>Let me think</think>The
+# answer"): the reasoning is printed dimmed (ANSI SGR 2) above the answer, in-process and with
+# --url. Read from a pipe, so the raw bytes, escapes included, are what we compare.
+if /usr/bin/python3 "$ROOT/tests/tools/make_scripted_model.py" --out "$WORK/qwen3" \
+  --template "$ROOT/tests/chat/templates/qwen--qwen3-0.6b.jinja" \
+  --reply-text '<think>Let me think</think>The answer' >"$WORK/make.log" 2>&1; then
+  want=$'\e[2mLet me think\e[0m\nThe answer\n'
+  printf 'What is six times seven?\n' |
+    timeout 120 "$BIN" chat --model "$WORK/qwen3" --temperature 0 >"$WORK/reasoning-model.out" 2>&1 || true
+  check "model: reasoning dimmed above the answer" \
+    "$(python3 -c 'import sys; print(sys.stdin.read().count(sys.argv[1]))' "$want" <"$WORK/reasoning-model.out")" = 1
+  MODEL="$WORK/qwen3"
+  start_server reasoning
+  printf 'What is six times seven?\n' |
+    timeout 120 "$BIN" chat --url "$URL" --temperature 0 >"$WORK/reasoning-url.out" 2>&1 || true
+  check "url: reasoning dimmed above the answer" \
+    "$(python3 -c 'import sys; print(sys.stdin.read().count(sys.argv[1]))' "$want" <"$WORK/reasoning-url.out")" = 1
+  stop_server "$SERVER_PID" TERM 20
+else
+  fail "make_scripted_model: $(cat "$WORK/make.log")"
+fi
 finish

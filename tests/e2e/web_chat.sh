@@ -43,4 +43,21 @@ sed 's/^/    /' "$WORK/web_chat.out"
 check "the screenshot was written" -s "$BUILD/web-chat.png"
 stop_server "$SERVER_PID" TERM 20
 check "the server stopped cleanly after the page test" "$STOP_RC" = 0
+
+# A reasoning model: the scripted Qwen3 checkpoint (tests/tools/make_scripted_model.py).
+if /usr/bin/python3 "$ROOT/tests/tools/make_scripted_model.py" --out "$WORK/qwen3" \
+  --template "$ROOT/tests/chat/templates/qwen--qwen3-0.6b.jinja" \
+  --reply-text '<think>Let me think</think>The answer' >"$WORK/make.log" 2>&1; then
+  MODEL="$WORK/qwen3"
+  start_server reasoning
+  if timeout 120 node "$ROOT/tests/js/web_reasoning.mjs" "$URL" >"$WORK/web_reasoning.out" 2>&1; then
+    pass "reasoning folded above the answer ($(tail -n 1 "$WORK/web_reasoning.out"))"
+  else
+    fail "reasoning folded above the answer"
+  fi
+  sed 's/^/    /' "$WORK/web_reasoning.out"
+  stop_server "$SERVER_PID" TERM 20
+else
+  fail "make_scripted_model: $(cat "$WORK/make.log")"
+fi
 finish

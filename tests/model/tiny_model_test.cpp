@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_prompt.h"
 #include "chat/chat_template.h"
+#include "chat/template_source.h"
 #include "model/loader.h"
 #include "model/model_weights.h"
 #include "model/naive_forward.h"
@@ -120,9 +122,11 @@ TEST(TinyModel, WritesTheHuggingFaceFiles) {
   EXPECT_NE(tmpl.find("<|im_start|>"), std::string::npos);
   EXPECT_NE(tmpl.find("add_generation_prompt"), std::string::npos);
   EXPECT_EQ(tc["added_tokens_decoder"]["2"]["content"], "<|im_end|>");
-  const auto detected = ChatTemplate::detect(read_file(dir.file("tokenizer_config.json")));
-  ASSERT_TRUE(detected.has_value());
-  EXPECT_EQ(detected->kind(), ChatTemplateKind::kChatML);
+  // Served as written (no marker guess): for this checkpoint it renders ChatML, as the builtin.
+  ps::chat::ChatPromptRequest req;
+  req.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "hi"}}});
+  EXPECT_EQ(ps::chat::render_chat_prompt(ps::chat::parse_template(tmpl, "tiny"), req, {}),
+            ChatTemplate(ChatTemplateKind::kChatML).render({{"user", "hi"}}, true));
 
   const Tokenizer tok = Tokenizer::from_file(dir.file("tokenizer.json"));
   EXPECT_EQ(tok.token_to_id("<|endoftext|>"), 0);
