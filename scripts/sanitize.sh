@@ -21,6 +21,9 @@
 # that parses requests, schedules, samples and serves is instrumented.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths: relative to the checkout, a fresh clone in any folder (CI's) reuses
+# what another checkout of the same code compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
 ROOT=$(pwd)
 MODE=${1:-all}
 JOBS=${SANITIZE_JOBS:-2}

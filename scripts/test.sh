@@ -9,6 +9,9 @@
 # closes the output. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths: relative to the checkout, a fresh clone in any folder (CI's) reuses
+# what another checkout of the same code compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
 source scripts/lib/install_packages.sh
 t0=$(date +%s)
 
