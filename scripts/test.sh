@@ -27,6 +27,7 @@ packages=(
   python3 python3-jinja2 python3-torch curl ca-certificates
   chromium fonts-wqy-microhei tmux gnuplot-nox clang libclang-rt-14-dev
   nginx python3-yaml  # the replica tests (scripts/serve-cluster.sh); yaml reads deploy/k8s
+  jq  # e2e scripts read JSON with it
 )
 # Node.js may come from elsewhere than Debian (e.g. a nodejs build that bundles npm, which then
 # conflicts with Debian's npm package): install Debian's only when the commands are missing.
