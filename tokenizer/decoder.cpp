@@ -4,18 +4,13 @@
 #include <stdexcept>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/json_steps.h"
 
 namespace ps {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
-
-std::string type_of(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return "";
-  return j["type"].get<std::string>();
-}
+using json_steps::fail;
+using json_steps::type_of;
 
 std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
   std::string out;
@@ -154,21 +149,8 @@ Decoder Decoder::from_json(const nlohmann::json& decoder, const std::string& ori
   }
   Decoder result;
   bool fused = false;
-  std::vector<std::pair<const nlohmann::json*, std::string>> stack{{&decoder, "decoder"}};
-  while (!stack.empty()) {
-    auto [j, where] = stack.back();
-    stack.pop_back();
-    std::string type = type_of(*j);
-    if (type == "Sequence") {
-      if (!j->contains("decoders") || !(*j)["decoders"].is_array()) {
-        fail(origin, where + " is a Sequence without a \"decoders\" array");
-      }
-      const auto& inner = (*j)["decoders"];
-      for (size_t i = inner.size(); i-- > 0;) {
-        stack.emplace_back(&inner[i], where + ".decoders[" + std::to_string(i) + "]");
-      }
-      continue;
-    }
+  for (const auto& [j, where] : json_steps::leaves(decoder, "decoder", "decoders", origin)) {
+    const std::string type = type_of(*j);
     auto step = std::make_unique<Step>();
     if (type == "ByteLevel") {
       step->kind = Step::Kind::kByteLevel;

@@ -7,19 +7,14 @@
 #include <stdexcept>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/json_steps.h"
 #include "tokenizer/regex.h"
 
 namespace ps {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
-
-std::string type_of(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return "";
-  return j["type"].get<std::string>();
-}
+using json_steps::fail;
+using json_steps::type_of;
 
 // Calls fn(run, well_formed) for the maximal runs of well-formed and ill-formed UTF-8 in order.
 template <typename Fn>
@@ -125,22 +120,9 @@ Normalizer::~Normalizer() = default;
 Normalizer Normalizer::from_json(const nlohmann::json& normalizer, const std::string& origin) {
   Normalizer result;
   if (normalizer.is_null()) return result;
-  // Flatten nested Sequences in order with an explicit stack of (json, where), last first.
-  std::vector<std::pair<const nlohmann::json*, std::string>> stack{{&normalizer, "normalizer"}};
-  while (!stack.empty()) {
-    auto [j, where] = stack.back();
-    stack.pop_back();
-    std::string type = type_of(*j);
-    if (type == "Sequence") {
-      if (!j->contains("normalizers") || !(*j)["normalizers"].is_array()) {
-        fail(origin, where + " is a Sequence without a \"normalizers\" array");
-      }
-      const auto& inner = (*j)["normalizers"];
-      for (size_t i = inner.size(); i-- > 0;) {
-        stack.emplace_back(&inner[i], where + ".normalizers[" + std::to_string(i) + "]");
-      }
-      continue;
-    }
+  for (const auto& [j, where] :
+       json_steps::leaves(normalizer, "normalizer", "normalizers", origin)) {
+    const std::string type = type_of(*j);
     auto step = std::make_unique<Step>();
     if (type == "Replace") {
       step->kind = Step::Kind::kReplace;

@@ -3,17 +3,13 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "tokenizer/json_steps.h"
+
 namespace ps {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
-
-std::string type_of(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return "";
-  return j["type"].get<std::string>();
-}
+using json_steps::fail;
+using json_steps::type_of;
 
 // Reads TemplateProcessing's "single" template into prefix/suffix ids.
 void read_template(const nlohmann::json& j, const std::string& origin, const std::string& where,
@@ -60,22 +56,11 @@ PostProcessor PostProcessor::from_json(const nlohmann::json& post_processor,
                                        const std::string& origin) {
   PostProcessor result;
   if (post_processor.is_null()) return result;
-  std::vector<std::pair<const nlohmann::json*, std::string>> stack{
-      {&post_processor, "post_processor"}};
   bool have_template = false;
-  while (!stack.empty()) {
-    auto [j, where] = stack.back();
-    stack.pop_back();
-    std::string type = type_of(*j);
-    if (type == "Sequence") {
-      if (!j->contains("processors") || !(*j)["processors"].is_array()) {
-        fail(origin, where + " is a Sequence without a \"processors\" array");
-      }
-      const auto& inner = (*j)["processors"];
-      for (size_t i = inner.size(); i-- > 0;) {
-        stack.emplace_back(&inner[i], where + ".processors[" + std::to_string(i) + "]");
-      }
-    } else if (type == "ByteLevel") {
+  for (const auto& [j, where] :
+       json_steps::leaves(post_processor, "post_processor", "processors", origin)) {
+    const std::string type = type_of(*j);
+    if (type == "ByteLevel") {
       // Only trims offsets; ids are unchanged.
     } else if (type == "TemplateProcessing") {
       if (have_template) fail(origin, where + ": more than one TemplateProcessing step");

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "tokenizer/json_steps.h"
+
 #include "tokenizer/byte_level.h"
 
 namespace ps {
@@ -13,14 +15,8 @@ namespace {
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
-
-std::string type_of(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return "";
-  return j["type"].get<std::string>();
-}
+using json_steps::fail;
+using json_steps::type_of;
 
 bool bool_field(const nlohmann::json& j, const char* key, bool fallback, const std::string& origin,
                 const std::string& where) {
@@ -29,33 +25,17 @@ bool bool_field(const nlohmann::json& j, const char* key, bool fallback, const s
   return j[key].get<bool>();
 }
 
-// Collects the leaves of (possibly nested) Sequence pre-tokenizers in order.
-void flatten(const nlohmann::json& j, const std::string& origin, const std::string& where,
-             std::vector<std::pair<nlohmann::json, std::string>>& leaves) {
-  if (type_of(j) != "Sequence") {
-    leaves.emplace_back(j, where);
-    return;
-  }
-  if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array()) {
-    fail(origin, where + " is a Sequence without a \"pretokenizers\" array");
-  }
-  for (size_t i = 0; i < j["pretokenizers"].size(); ++i) {
-    flatten(j["pretokenizers"][i], origin, where + ".pretokenizers[" + std::to_string(i) + "]",
-            leaves);
-  }
-}
-
 }  // namespace
 
 PreTokenizer PreTokenizer::from_json(const nlohmann::json& pre_tokenizer,
                                      const std::string& origin) {
   PreTokenizer result;
   if (pre_tokenizer.is_null()) return result;  // SentencePiece style: the whole text is one word
-  std::vector<std::pair<nlohmann::json, std::string>> leaves;
-  flatten(pre_tokenizer, origin, "pre_tokenizer", leaves);
+  const auto leaves = json_steps::leaves(pre_tokenizer, "pre_tokenizer", "pretokenizers", origin);
 
   for (size_t i = 0; i < leaves.size(); ++i) {
-    const auto& [leaf, where] = leaves[i];
+    const nlohmann::json& leaf = *leaves[i].first;
+    const std::string& where = leaves[i].second;
     std::string type = type_of(leaf);
     if (result.byte_level_) {
       fail(origin, where + " (" + type +

@@ -11,16 +11,12 @@
 
 #include "model/packed_linear.h"
 
+#include "tests/model/randn.h"
+
 namespace ps {
 namespace {
 
-std::vector<float> randn(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using testing_util::randn;
 
 struct Case {
   int64_t m, n, k;
