@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.params.n < 1 || r.params.n > limits.max_n) bug("n escaped --max-n");
   if (limits.max_tokens_limit > 0 && r.params.max_tokens > limits.max_tokens_limit)
     bug("max_tokens escaped --max-tokens-limit");
-  if (endpoint == ps::Endpoint::kChat && r.messages.empty()) bug("chat without messages");
+  if (endpoint == ps::Endpoint::kChat && r.chat.messages.empty()) bug("chat without messages");
   if (endpoint == ps::Endpoint::kCompletion && r.prompts.empty()) bug("completion without prompt");
 
   // The handler fits max_tokens to the context before submitting; do the same, then the
