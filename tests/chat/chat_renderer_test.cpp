@@ -10,6 +10,7 @@
 #include "chat/chat_renderer.h"
 #include "chat/chat_template.h"
 #include "chat/template_source.h"
+#include "tests/chat/temp_dir.h"
 
 namespace {
 
@@ -18,21 +19,9 @@ using nlohmann::ordered_json;
 using ps::chat::ChatPromptRequest;
 using ps::chat::ChatRenderer;
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("pagedserve_renderer_" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name, std::ios::binary) << text;
-  }
-
- private:
-  fs::path path_;
+// Each test's own directory, named after this file's tests.
+struct TempDir : ps::testing_util::TempDir {
+  TempDir() : ps::testing_util::TempDir("pagedserve_renderer_") {}
 };
 
 std::string read_file(const fs::path& p) {

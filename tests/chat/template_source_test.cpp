@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "chat/template_source.h"
+#include "tests/chat/temp_dir.h"
 
 namespace {
 
@@ -14,21 +15,9 @@ using ps::chat::choose_template;
 using ps::chat::read_checkpoint_templates;
 using ps::chat::TemplateLoadError;
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("pagedserve_chat_" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name, std::ios::binary) << text;
-  }
-
- private:
-  fs::path path_;
+// Each test's own directory, named after this file's tests.
+struct TempDir : ps::testing_util::TempDir {
+  TempDir() : ps::testing_util::TempDir("pagedserve_chat_") {}
 };
 
 std::string load_error(const fs::path& dir) {
