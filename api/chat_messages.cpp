@@ -114,6 +114,11 @@ chat::ChatPromptRequest parse_chat_prompt_request(const json& body, std::string_
     r.chat_template_kwargs = *it;
   }
   if (auto it = ordered.find("documents"); it != ordered.end()) r.documents = *it;
+  // The template sees the tools as sent (tool_choice decides what the reply may be, not what
+  // the prompt shows: vLLM renders them for "none" too).
+  if (auto it = ordered.find("tools");
+      it != ordered.end() && !it->is_null() && !(it->is_array() && it->empty()))
+    r.tools = *it;
   return r;
 }
 

@@ -33,7 +33,15 @@ struct Prepared {
   // Chat with a reasoning parser: the rendered prompt tells the parser where the reply starts.
   std::optional<chat::ReasoningStyle> reasoning;
   std::string chat_prompt;
+  // Chat with tools (tool_choice not "none"): the reply's calls become tool_calls.
+  std::optional<chat::ToolCallFormat> tools;
 };
+
+// finish_reason "tool_calls" when a reply that ended by itself made calls, as OpenAI reports.
+std::string finish_name(const RequestOutput& ev, bool made_calls) {
+  if (made_calls && *ev.finish == FinishReason::kStop) return "tool_calls";
+  return finish_reason_name(*ev.finish);
+}
 
 std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint endpoint,
                                          const std::string& body) {
@@ -47,6 +55,12 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
     e.status = 404;
     e.code = "model_not_found";
     return e;
+  }
+
+  if (r.tools.active() && !ctx.tool_parser) {
+    return invalid_param("tools",
+                         "this server has no tool-call parser for its chat template; start it "
+                         "with --tool-call-parser hermes|llama3_json|mistral");
   }
 
   std::vector<std::vector<int32_t>> prompts;
@@ -74,6 +88,7 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
   if (endpoint == Endpoint::kChat) {
     out.reasoning = ctx.reasoning;
     out.chat_prompt = std::move(chat_prompt);
+    if (r.tools.active()) out.tools = ctx.tool_parser;
   }
   for (auto& ids : prompts) {
     if (ids.empty()) {
@@ -186,6 +201,15 @@ void respond_whole(const std::shared_ptr<const ServingContext>& ctx, Prepared& p
       o.text = split.content.value_or("");
     }
   }
+  if (p.tools) {
+    for (auto& o : outs) {
+      chat::ToolCallSplit split = chat::split_tool_calls(*p.tools, o.text);
+      o.tools_parsed = true;
+      o.text = split.content.value_or("");
+      o.tool_calls = std::move(split.calls);
+      if (!o.tool_calls.empty() && o.finish_reason == "stop") o.finish_reason = "tool_calls";
+    }
+  }
   send_json(res, 200,
             completion_body(p.meta, outs, tally.usage, p.want_logprobs, token_bytes_of(ctx)));
 }
@@ -201,6 +225,8 @@ struct StreamJob {
   // One streaming reasoning parser per choice when the server splits reasoning; a tag split
   // across events is held back until it is complete.
   std::vector<chat::ReasoningParser> parsers;
+  // With tools: one tool-call parser per choice, fed the content the reasoning parser leaves.
+  std::vector<chat::ToolCallParser> tool_parsers;
   UsageTally tally;
   bool opened = false;
   std::chrono::steady_clock::time_point deadline;
@@ -212,6 +238,7 @@ struct StreamJob {
     text_offsets.assign(streams.size(), 0);
     if (p.reasoning)
       parsers.assign(streams.size(), chat::ReasoningParser(*p.reasoning, p.chat_prompt));
+    if (p.tools) tool_parsers.assign(streams.size(), chat::ToolCallParser(*p.tools));
     tally.prompts(p.prompt_tokens);
     deadline = deadline_of(*ctx);
   }
@@ -236,11 +263,23 @@ struct StreamJob {
       d.reasoning = std::move(split.reasoning);
       d.text = std::move(split.content);
     }
+    bool made_calls = false;
+    if (!tool_parsers.empty()) {
+      chat::ToolStreamDelta calls = tool_parsers[i].feed(d.text);
+      if (ev.finish) {
+        chat::ToolStreamDelta rest = tool_parsers[i].finish();
+        calls.content += rest.content;
+        calls.calls.insert(calls.calls.end(), rest.calls.begin(), rest.calls.end());
+      }
+      d.text = std::move(calls.content);
+      d.tool_calls = std::move(calls.calls);
+      made_calls = !tool_parsers[i].calls().empty();
+    }
     if (p.want_logprobs) d.logprobs = &ev.logprobs;
-    bool has_tokens =
-        !d.text.empty() || !d.reasoning.empty() || (p.want_logprobs && !ev.logprobs.empty());
+    bool has_tokens = !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() ||
+                      (p.want_logprobs && !ev.logprobs.empty());
     std::optional<ApiError> failure = failure_of(ev);
-    if (ev.finish && !failure) d.finish_reason = finish_reason_name(*ev.finish);
+    if (ev.finish && !failure) d.finish_reason = finish_name(ev, made_calls);
     if (has_tokens || d.finish_reason) *out += chunk(d, &text_offsets[i]);
     if (failure) *out += sse_event(error_json(*failure));
   }

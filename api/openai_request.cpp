@@ -107,18 +107,14 @@ void parse_logit_bias(const json& body, const RequestLimits& limits, SamplingPar
 
 // Fields OpenAI defines that we cannot honour: rejecting them beats silently ignoring them.
 void reject_unsupported(const json& body, Endpoint endpoint, int32_t n) {
-  for (const char* name : {"tools", "functions"}) {
-    const json* v = find(body, name);
-    if (v && !(v->is_array() && v->empty())) {
-      reject(name, std::string("'") + name + "' (tool calling) is not supported");
-    }
-  }
-  if (const json* rf = find(body, "response_format")) {
-    if (!rf->is_object() || rf->value("type", std::string("text")) != "text") {
-      reject("response_format", "only response_format {\"type\": \"text\"} is supported");
-    }
-  }
   if (endpoint == Endpoint::kCompletion) {
+    for (const char* name : {"tools", "tool_choice", "functions"}) {
+      if (find(body, name)) {
+        reject(name, std::string("'") + name +
+                         "' is for /v1/chat/completions; completions take "
+                         "structured_outputs");
+      }
+    }
     if (get_bool(body, "echo").value_or(false)) reject("echo", "'echo' is not supported");
     if (auto suffix = get_string(body, "suffix"); suffix && !suffix->empty()) {
       reject("suffix", "'suffix' is not supported");
@@ -254,6 +250,13 @@ std::variant<OpenAiRequest, ApiError> parse_openai_request(std::string_view body
     }
     parse_sampling(j, endpoint, limits, &r);
     reject_unsupported(j, endpoint, r.params.n);
+    if (endpoint == Endpoint::kChat) r.tools = parse_tool_request(j);
+    r.constraint = parse_output_constraint(j);
+    if (r.tools.active() && r.constraint.kind != OutputConstraint::Kind::kNone) {
+      reject(r.constraint.param, "'" + r.constraint.param +
+                                     "' cannot be combined with tools unless tool_choice is "
+                                     "\"none\"");
+    }
     r.stream = get_bool(j, "stream").value_or(false);
     if (const json* so = find(j, "stream_options")) {
       if (!r.stream) reject("stream_options", "'stream_options' is only allowed with stream: true");

@@ -11,6 +11,7 @@
 
 #include "api/api_error.h"
 #include "api/generation_defaults.h"
+#include "api/structured_request.h"
 #include "chat/chat_prompt.h"
 #include "sampling/sampling_params.h"
 
@@ -49,6 +50,8 @@ struct OpenAiRequest {
   bool include_usage = false;  // stream_options.include_usage
   bool want_logprobs = false;  // the response carries logprobs (params.logprobs >= 0)
   std::string user;
+  ToolRequest tools;            // chat: tools and tool_choice (the template sees chat.tools)
+  OutputConstraint constraint;  // response_format / structured_outputs
 };
 
 // Parses `body` for `endpoint`. Fills every sampling field from the body; a field the body leaves

@@ -125,10 +125,20 @@ json completion_body(const ResponseMeta& meta, const std::vector<ChoiceOutput>& 
         with_logprobs ? logprobs_json(meta.endpoint, c.logprobs, bytes, &offset) : json(nullptr);
     if (meta.endpoint == Endpoint::kChat) {
       json message = {{"role", "assistant"}};
-      message["content"] = c.reasoning_parsed && c.text.empty() ? json(nullptr) : json(c.text);
+      const bool null_content = (c.reasoning_parsed || c.tools_parsed) && c.text.empty();
+      message["content"] = null_content ? json(nullptr) : json(c.text);
       // OpenAI's schema requires the field; we never refuse.
       message["refusal"] = nullptr;
       if (c.reasoning) message["reasoning_content"] = *c.reasoning;
+      if (!c.tool_calls.empty()) {
+        json calls = json::array();
+        for (const chat::ToolCall& t : c.tool_calls) {
+          calls.push_back({{"id", t.id},
+                           {"type", "function"},
+                           {"function", {{"name", t.name}, {"arguments", t.arguments}}}});
+        }
+        message["tool_calls"] = std::move(calls);
+      }
       choice["message"] = std::move(message);
     } else {
       choice["text"] = c.text;
@@ -154,6 +164,21 @@ json stream_chunk(const ResponseMeta& meta, const ChunkDelta& delta, bool usage_
     }
     if (!delta.reasoning.empty()) d["reasoning_content"] = delta.reasoning;
     if (delta.role_delta || !delta.text.empty()) d["content"] = delta.text;
+    if (!delta.tool_calls.empty()) {
+      json calls = json::array();
+      for (const chat::ToolCallDelta& t : delta.tool_calls) {
+        json call = {{"index", t.index}};
+        if (!t.id.empty()) {
+          call["id"] = t.id;
+          call["type"] = "function";
+          call["function"] = {{"name", t.name}, {"arguments", t.arguments}};
+        } else {
+          call["function"] = {{"arguments", t.arguments}};
+        }
+        calls.push_back(std::move(call));
+      }
+      d["tool_calls"] = std::move(calls);
+    }
     choice["delta"] = std::move(d);
   } else {
     choice["text"] = delta.text;

@@ -11,6 +11,7 @@
 
 #include "api/api_error.h"
 #include "api/openai_request.h"
+#include "chat/tool_call_parser.h"
 #include "engine/request.h"
 
 namespace ps {
@@ -42,6 +43,10 @@ struct ChoiceOutput {
   // the reply reasoned, and content is null when empty, as vLLM answers.
   bool reasoning_parsed = false;
   std::optional<std::string> reasoning = std::nullopt;
+  // With tools (tool_choice other than none): the calls the reply made; content is null when
+  // the reply was only calls.
+  bool tools_parsed = false;
+  std::vector<chat::ToolCall> tool_calls = {};
 };
 
 // "stop" | "length"; abort and error never reach a successful body.
@@ -62,6 +67,9 @@ struct ChunkDelta {
   bool role_delta = false;
   std::string reasoning;
   std::string text;
+  // delta.tool_calls: a call's first delta carries index, id, type and name (arguments ""),
+  // later ones index and an arguments fragment.
+  std::vector<chat::ToolCallDelta> tool_calls = {};
   const std::vector<TokenLogprob>* logprobs = nullptr;  // null: "logprobs": null
   std::optional<std::string> finish_reason;
 };

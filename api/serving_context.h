@@ -10,6 +10,7 @@
 #include "api/openai_request.h"
 #include "chat/chat_renderer.h"
 #include "chat/reasoning_parser.h"
+#include "chat/tool_call_parser.h"
 #include "engine/engine.h"
 #include "tokenizer/tokenizer.h"
 
@@ -22,6 +23,9 @@ struct ServingContext {
   std::shared_ptr<const chat::ChatRenderer> chat_renderer;
   // --reasoning-parser: splits chat replies into reasoning_content and content; nullopt: off.
   std::optional<chat::ReasoningStyle> reasoning;
+  // --tool-call-parser (or the one the template's source makes clear): turns replies to
+  // requests with tools into tool_calls; nullopt: such requests are refused.
+  std::optional<chat::ToolCallFormat> tool_parser;
   std::string served_model_name;
   RequestLimits limits;
   int32_t max_model_len = 0;

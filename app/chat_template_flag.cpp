@@ -29,4 +29,14 @@ std::optional<chat::ReasoningStyle> reasoning_from_flags(const Flags& flags,
                    ": unknown; use qwen3, deepseek_r1, none or auto");
 }
 
+std::optional<chat::ToolCallFormat> tool_parser_from_flags(const Flags& flags,
+                                                           const chat::ChatRenderer& renderer) {
+  const std::string name = flags.str("tool-call-parser", "auto");
+  if (name == "auto") return chat::detect_tool_call_format(renderer.tools_source());
+  if (name == "none") return std::nullopt;
+  if (auto format = chat::parse_tool_call_format(name)) return format;
+  throw UsageError("--tool-call-parser " + name +
+                   ": unknown; use hermes, llama3_json, mistral, none or auto");
+}
+
 }  // namespace ps

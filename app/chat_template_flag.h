@@ -5,6 +5,7 @@
 #include "app/flags.h"
 #include "chat/chat_renderer.h"
 #include "chat/reasoning_parser.h"
+#include "chat/tool_call_parser.h"
 
 namespace ps {
 
@@ -17,5 +18,11 @@ chat::ChatRenderer chat_renderer_from_flags(const Flags& flags, const std::strin
 // --reasoning-parser qwen3|deepseek_r1|none|auto (default auto: what the template calls for).
 std::optional<chat::ReasoningStyle> reasoning_from_flags(const Flags& flags,
                                                          const chat::ChatRenderer& renderer);
+
+// --tool-call-parser hermes|llama3_json|mistral|none|auto (default auto: the format the tools
+// template writes, when its source makes it clear; none otherwise, and requests with tools
+// are then refused with a message naming the flag).
+std::optional<chat::ToolCallFormat> tool_parser_from_flags(const Flags& flags,
+                                                           const chat::ChatRenderer& renderer);
 
 }  // namespace ps

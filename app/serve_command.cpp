@@ -31,7 +31,9 @@ const char* kUsage =
     "  [--generation-config auto|none|DIR (auto: the model's generation_config.json fills the\n"
     "  sampling fields a request leaves out)]\n"
     "  [--chat-template chatml|llama3|plain|FILE (default: the checkpoint's own)]\n"
-    "  [--reasoning-parser auto|qwen3|deepseek_r1|none] [--max-body-bytes 1048576] [--max-n 16]\n"
+    "  [--reasoning-parser auto|qwen3|deepseek_r1|none]\n"
+    "  [--tool-call-parser auto|hermes|llama3_json|mistral|none]\n"
+    "  [--max-body-bytes 1048576] [--max-n 16]\n"
     "  [--http-threads 512 (requests served at once; idle connections hold no thread)]\n"
     "  [--header-timeout 5 (seconds for a request's headers to arrive)]\n"
     "  [--body-timeout 30 (seconds for its body to arrive after the headers)]\n"
@@ -92,6 +94,7 @@ int serve_command(int argc, char** argv) {
                                   "api-key",
                                   "chat-template",
                                   "reasoning-parser",
+                                  "tool-call-parser",
                                   "served-model-name",
                                   "max-body-bytes",
                                   "max-n",
@@ -153,6 +156,7 @@ int serve_command(int argc, char** argv) {
   auto renderer =
       std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "serve"));
   const std::optional<chat::ReasoningStyle> reasoning = reasoning_from_flags(flags, *renderer);
+  const std::optional<chat::ToolCallFormat> tool_parser = tool_parser_from_flags(flags, *renderer);
   const std::string generation_config = flags.str("generation-config", "auto");
   if (generation_config != "auto" && generation_config != "none" &&
       !std::filesystem::is_directory(generation_config)) {
@@ -209,6 +213,7 @@ int serve_command(int argc, char** argv) {
     ctx->tokenizer = tokenizer;
     ctx->chat_renderer = renderer;
     ctx->reasoning = reasoning;
+    ctx->tool_parser = tool_parser;
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
     ctx->block_size = engine_config.block_size;
@@ -234,10 +239,12 @@ int serve_command(int argc, char** argv) {
                   : d.empty()                 ? "none (no generation_config.json settings)"
                               : (d.describe() + " (from " + d.source + ")").c_str());
       std::printf(
-          "ready: model '%s' from %s (chat template %s, reasoning parser %s, context %d tokens) "
-          "in %.1f s\n",
+          "ready: model '%s' from %s (chat template %s, reasoning parser %s, tool-call parser %s, "
+          "context %d tokens) in %.1f s\n",
           model_name.c_str(), dir.c_str(), renderer->describe().c_str(),
-          reasoning ? chat::reasoning_style_name(*reasoning) : "none", ctx->max_model_len, secs);
+          reasoning ? chat::reasoning_style_name(*reasoning) : "none",
+          tool_parser ? chat::tool_call_format_name(*tool_parser) : "none", ctx->max_model_len,
+          secs);
       std::printf("kernels: %s\n", e->kernel_summary().c_str());
       std::fflush(stdout);
     }

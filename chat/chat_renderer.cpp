@@ -170,4 +170,8 @@ const std::string& ChatRenderer::source() const {
   return templates_.at(default_name_).tpl.source();
 }
 
+const std::string& ChatRenderer::tools_source() const {
+  return choose(/*has_tools=*/true).tpl.source();
+}
+
 }  // namespace ps::chat

@@ -48,6 +48,8 @@ class ChatRenderer {
   std::string describe() const;
   // The default template's Jinja source.
   const std::string& source() const;
+  // The source of the template a request with tools renders with ("tool_use" when present).
+  const std::string& tools_source() const;
   // The reasoning parser the template calls for (--reasoning-parser auto); nullopt: none.
   std::optional<ReasoningStyle> detected_reasoning_style() const { return reasoning_style_; }
 

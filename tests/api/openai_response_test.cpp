@@ -191,3 +191,40 @@ TEST(Sse, InvalidUtf8NeverThrows) {
 
 }  // namespace
 }  // namespace ps
+
+namespace ps {
+namespace {
+
+TEST(OpenAiResponse, ChatBodyWithToolCalls) {
+  ChoiceOutput c;
+  c.finish_reason = "tool_calls";
+  c.tools_parsed = true;
+  c.tool_calls = {{"call_1", "get_weather", "{\"city\": \"Paris\"}"}};
+  json j = completion_body(meta(Endpoint::kChat), {c}, {}, false, bytes_of);
+  const json& m = j["choices"][0]["message"];
+  EXPECT_TRUE(m["content"].is_null()) << "a reply that only calls tools has null content";
+  ASSERT_EQ(m["tool_calls"].size(), 1u);
+  EXPECT_EQ(m["tool_calls"][0], json::parse(R"({"id": "call_1", "type": "function",
+      "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}})"));
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");
+  c.text = "checking";
+  j = completion_body(meta(Endpoint::kChat), {c}, {}, false, bytes_of);
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "checking");
+  c.tool_calls.clear();
+  c.text.clear();
+  j = completion_body(meta(Endpoint::kChat), {c}, {}, false, bytes_of);
+  EXPECT_FALSE(j["choices"][0]["message"].contains("tool_calls")) << "no calls, no field";
+}
+
+TEST(OpenAiResponse, ChatStreamToolCallDeltas) {
+  ChunkDelta d;
+  d.tool_calls = {{0, "call_1", "f", ""}, {0, "", "", "{\"a\""}};
+  int64_t off = 0;
+  json j = stream_chunk(meta(Endpoint::kChat), d, false, bytes_of, &off);
+  EXPECT_EQ(j["choices"][0]["delta"], json::parse(R"({"tool_calls": [
+      {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}},
+      {"index": 0, "function": {"arguments": "{\"a\""}}]})"));
+}
+
+}  // namespace
+}  // namespace ps
