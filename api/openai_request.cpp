@@ -250,8 +250,8 @@ std::variant<OpenAiRequest, ApiError> parse_openai_request(std::string_view body
     }
     parse_sampling(j, endpoint, limits, &r);
     reject_unsupported(j, endpoint, r.params.n);
-    if (endpoint == Endpoint::kChat) r.tools = parse_tool_request(j);
-    r.constraint = parse_output_constraint(j);
+    if (endpoint == Endpoint::kChat) r.tools = parse_tool_request(j, body);
+    r.constraint = parse_output_constraint(j, body);
     if (r.tools.active() && r.constraint.kind != OutputConstraint::Kind::kNone) {
       reject(r.constraint.param, "'" + r.constraint.param +
                                      "' cannot be combined with tools unless tool_choice is "

@@ -51,7 +51,7 @@ ToolFunction parse_tool(const json& tool, size_t i) {
 
 }  // namespace
 
-ToolRequest parse_tool_request(const json& body) {
+ToolRequest parse_tool_request(const json& body, std::string_view raw) {
   for (const char* legacy : {"functions", "function_call"}) {
     if (find(body, legacy)) {
       reject(legacy, std::string("'") + legacy +
@@ -71,6 +71,11 @@ ToolRequest parse_tool_request(const json& body) {
         reject("tools", "two tools are named '" + f.name + "'");
       }
       r.functions.push_back(std::move(f));
+    }
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(raw)["tools"];
+    for (size_t i = 0; i < r.functions.size(); ++i) {
+      const auto& fn = ordered[i]["function"];
+      if (auto it = fn.find("parameters"); it != fn.end()) r.functions[i].parameters = *it;
     }
   }
   r.choice = r.functions.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
@@ -111,17 +116,22 @@ ToolRequest parse_tool_request(const json& body) {
   return r;
 }
 
-OutputConstraint parse_output_constraint(const json& body) {
+OutputConstraint parse_output_constraint(const json& body, std::string_view raw) {
   std::vector<OutputConstraint> found;
-  auto schema_text = [](const json& schema, const std::string& param) {
+  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(raw);
+  // `schema` is body's value at `path`; its text is taken from the ordered parse.
+  auto schema_text = [&](const json& schema, const std::string& param,
+                         std::initializer_list<const char*> path) {
     if (schema.is_string()) {
-      // vLLM accepts the schema as JSON text too.
+      // vLLM accepts the schema as JSON text too (its order is the text's own).
       json parsed = json::parse(schema.get<std::string>(), nullptr, false);
       if (!parsed.is_object()) reject(param, "'" + param + "' must be a JSON schema object");
-      return parsed.dump();
+      return schema.get<std::string>();
     }
     if (!schema.is_object()) wrong_type(param, "a JSON schema object", schema);
-    return schema.dump();
+    const nlohmann::ordered_json* at = &ordered;
+    for (const char* key : path) at = &(*at)[key];
+    return at->dump();
   };
   auto regex_of = [](const json& v, const std::string& param) {
     if (!v.is_string()) wrong_type(param, "a regular expression string", v);
@@ -161,7 +171,8 @@ OutputConstraint parse_output_constraint(const json& body) {
                "'response_format.json_schema.schema' is required");
       }
       found.push_back({K::kJsonSchema,
-                       schema_text(*schema, "response_format.json_schema.schema"),
+                       schema_text(*schema, "response_format.json_schema.schema",
+                                   {"response_format", "json_schema", "schema"}),
                        {},
                        "response_format.json_schema.schema"});
     } else if (type != "text") {
@@ -176,7 +187,10 @@ OutputConstraint parse_output_constraint(const json& body) {
       const std::string param = "structured_outputs." + it.key();
       if (it.value().is_null()) continue;
       if (it.key() == "json") {
-        found.push_back({K::kJsonSchema, schema_text(it.value(), param), {}, param});
+        found.push_back({K::kJsonSchema,
+                         schema_text(it.value(), param, {"structured_outputs", "json"}),
+                         {},
+                         param});
       } else if (it.key() == "regex") {
         found.push_back({K::kRegex, regex_of(it.value(), param), {}, param});
       } else if (it.key() == "choice") {
@@ -194,7 +208,8 @@ OutputConstraint parse_output_constraint(const json& body) {
     }
   }
   if (const json* v = find(body, "guided_json")) {
-    found.push_back({K::kJsonSchema, schema_text(*v, "guided_json"), {}, "guided_json"});
+    found.push_back(
+        {K::kJsonSchema, schema_text(*v, "guided_json", {"guided_json"}), {}, "guided_json"});
   }
   if (const json* v = find(body, "guided_regex")) {
     found.push_back({K::kRegex, regex_of(*v, "guided_regex"), {}, "guided_regex"});

@@ -4,6 +4,7 @@
 // names). Parsed and validated here; turned into a grammar by api/constraint_builder.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,9 +40,12 @@ struct OutputConstraint {
 // "strict"}}]; names [a-zA-Z0-9_-]{1,64}, unique. tool_choice: "none" | "auto" | "required" |
 // {"type": "function", "function": {"name"}} naming one of them; default "auto" with tools.
 // Legacy `functions`/`function_call` are refused with the new names to use.
-ToolRequest parse_tool_request(const nlohmann::json& body);
+// `raw` is the same body as text: parameters keep the client's property order (the grammar
+// writes members in schema order; nlohmann::json would sort them).
+ToolRequest parse_tool_request(const nlohmann::json& body, std::string_view raw);
 // At most one of response_format (non-text), structured_outputs {json | regex | choice |
 // grammar | json_object}, guided_json, guided_regex, guided_choice, guided_grammar.
-OutputConstraint parse_output_constraint(const nlohmann::json& body);
+// A schema's text keeps the client's property order (read again from `raw`).
+OutputConstraint parse_output_constraint(const nlohmann::json& body, std::string_view raw);
 
 }  // namespace ps

@@ -167,3 +167,20 @@ TEST(OutputConstraint, MistakesNameTheirField) {
 
 }  // namespace
 }  // namespace ps
+
+namespace ps {
+namespace {
+
+TEST(OutputConstraint, SchemasKeepTheClientsPropertyOrder) {
+  // The grammar writes members in schema order; a sorted copy would reorder the output.
+  OpenAiRequest r = ok(
+      R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","properties":{"zeta":{"type":"integer"},"alpha":{"type":"string"}}}}})");
+  EXPECT_LT(r.constraint.text.find("zeta"), r.constraint.text.find("alpha")) << r.constraint.text;
+  OpenAiRequest t = ok(
+      R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"zeta":{},"alpha":{}}}}}])");
+  const std::string p = t.tools.functions[0].parameters.dump();
+  EXPECT_LT(p.find("zeta"), p.find("alpha")) << p;
+}
+
+}  // namespace
+}  // namespace ps
