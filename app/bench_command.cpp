@@ -29,7 +29,8 @@ constexpr const char* kUsage =
     "  pagedserve bench offline [--model DIR] [--num-prompts 64] [--input-len 64]\n"
     "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--seed 0]\n"
     "      [--json FILE] [--skip-single] [--no-probe] [engine flags]\n"
-    "      (with --speculative ngram: the same modes again with speculation off, and ratios)\n"
+    "      (with --speculative ngram: the same modes again with speculation off, and ratios;\n"
+    "      --spec-rounds N on/off pairs, median ratio)\n"
     "  pagedserve bench serve [--url http://127.0.0.1:8000] [--num-prompts 64] [--input-len 64]\n"
     "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--vocab-size 6400]\n"
     "      [--max-concurrency N | --concurrency 1,4,16,64] [--request-rate R]\n"
@@ -111,8 +112,9 @@ void print_workload(const Workload& w) {
 }
 
 int bench_offline(int argc, char** argv) {
-  std::set<std::string> valued = {"model",       "num-prompts", "input-len", "output-len",
-                                  "range-ratio", "dataset",     "seed",      "json"};
+  std::set<std::string> valued = {"model",      "num-prompts", "input-len",
+                                  "output-len", "range-ratio", "dataset",
+                                  "seed",       "json",        "spec-rounds"};
   std::set<std::string> switches = {"skip-single", "no-probe"};
   Flags flags = engine_command_flags(argc, argv, 3, valued, switches);
   const std::string dir = model_dir_from_flags(flags);
@@ -180,7 +182,8 @@ int bench_offline(int argc, char** argv) {
   }
   if (config.speculative.enabled()) {
     report["speculative"] =
-        compare_speculative(model, tokenizer, config, w, cont, single_run ? &*single_run : nullptr);
+        compare_speculative(model, tokenizer, config, w, cont, single_run ? &*single_run : nullptr,
+                            count_flag(flags, "spec-rounds", 1));
   }
   write_json(flags, report);
   return 0;
