@@ -45,7 +45,8 @@ nlohmann::json side(const std::string& mode, const std::vector<Pair>& pairs) {
         mode.c_str(), p.on.output_tok_s(), p.off.output_tok_s(), speedups.back(),
         p.on.mean_tpot_s * 1e3, p.off.mean_tpot_s * 1e3, per_step_ms(p.on), per_step_ms(p.off));
   }
-  // Counters are deterministic (greedy): the same every round.
+  // Counters of the first round. At batch 1 they are the same every round (greedy); in
+  // continuous mode which steps are small enough to draft depends on arrival timing.
   const ModeResult& on = pairs.front().on;
   const ModeResult& off = pairs.front().off;
   const double acceptance = ratio(static_cast<double>(on.spec_accepted_tokens),
