@@ -10,6 +10,7 @@
 #include "engine/request.h"
 #include "model/loader.h"
 #include "model/model_runner.h"
+#include "scheduler/speculative_config.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
@@ -25,6 +26,7 @@ struct EngineConfig {
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on
   RunnerOptions runner;                     // --kernel (model_runner.h)
+  SpeculativeConfig speculative;            // --speculative ngram (off by default)
 };
 
 class EngineCore;

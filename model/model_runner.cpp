@@ -144,7 +144,8 @@ struct ModelRunner::Impl {
 
 void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits) {
   const int64_t T = plan.num_tokens();
-  const int64_t R = int64_t(plan.sample_indices.size());
+  sample_rows = plan.logit_rows();
+  const int64_t R = int64_t(sample_rows.size());
   const int64_t H = c.hidden_size, Q = c.q_size(), KV = c.kv_size(), I = c.intermediate_size;
   const int64_t QKV = Q + 2 * KV;
   logits->resize(size_t(R * c.vocab_size));
@@ -156,8 +157,6 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     std::memcpy(xs + t * H, emb + int64_t{plan.token_ids[t]} * H, sizeof(float) * H);
   }
   rope_tables(plan);
-  sample_rows.resize(size_t(R));
-  for (int64_t r = 0; r < R; ++r) sample_rows[r] = plan.query_start[plan.sample_indices[r] + 1] - 1;
 
   PagedAttentionArgs pa;
   pa.q_row_stride = QKV;

@@ -69,6 +69,16 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
     if (p.query_start[s + 1] == p.query_start[s])
       fail("sampled sequence has no new token" + at_seq(s));
   }
+  if (!p.num_draft_tokens.empty() && p.num_draft_tokens.size() != p.sample_indices.size()) {
+    fail("num_draft_tokens needs one entry per sample index (or none)");
+  }
+  for (size_t i = 0; i < p.num_draft_tokens.size(); ++i) {
+    const int32_t s = p.sample_indices[i];
+    const int32_t d = p.num_draft_tokens[i];
+    if (d < 0 || d >= p.query_start[s + 1] - p.query_start[s]) {
+      fail("draft count " + std::to_string(d) + " not below the new tokens" + at_seq(s));
+    }
+  }
 }
 
 }  // namespace ps
