@@ -119,16 +119,19 @@ function validCall(call, allowed = ['get_weather', 'calculate']) {
   }
   return Object.keys(a).length === 1 && /^[0-9+*-]{1,7}$/.test(a.expression);
 }
-const toolBase = { model, messages: ask('What is the weather in Paris?'), tools, temperature: 1, max_tokens: 120 };
+const toolBase = { model, messages: ask('What is the weather in Paris?'), tools, temperature: 1, max_tokens: 160 };
 
 for (const seed of SEEDS) {
   const r = await client.chat.completions.create({ ...toolBase, seed, tool_choice: 'required' });
   const c = r.choices[0];
   const calls = c.message.tool_calls ?? [];
-  check(`required seed ${seed}: at least one call, all valid`, calls.length >= 1 && calls.every((t) => validCall(t)),
-    JSON.stringify(c.message));
-  check(`required seed ${seed}: finish_reason tool_calls, content null`,
-    c.finish_reason === 'tool_calls' && c.message.content === null, JSON.stringify(c));
+  // A random model may keep adding parallel calls until max_tokens: then only the last one can
+  // be cut short; every complete call is valid.
+  const complete = c.finish_reason === 'length' ? calls.slice(0, -1) : calls;
+  check(`required seed ${seed}: at least one call, every complete one valid`,
+    calls.length >= 1 && complete.every((t) => validCall(t)), JSON.stringify(c.message));
+  check(`required seed ${seed}: finish_reason tool_calls (or length), content null`,
+    ['tool_calls', 'length'].includes(c.finish_reason) && c.message.content === null, JSON.stringify(c));
 
   const one = await client.chat.completions.create({ ...toolBase, seed, tool_choice: 'required', parallel_tool_calls: false });
   check(`parallel_tool_calls false seed ${seed}: exactly one call`, (one.choices[0].message.tool_calls ?? []).length === 1,
@@ -167,8 +170,8 @@ for (const seed of SEEDS) {
   check(`streamed seed ${seed}: deltas in order (index, id, name first)`, order === 'ok', order);
   check(`streamed seed ${seed}: assembled calls == non-streamed`, strip(assembled) === strip(calls),
     `${strip(assembled)} vs ${strip(calls)}`);
-  check(`streamed seed ${seed}: no tag text in content, finish tool_calls`,
-    streamedContent === '' && finish === 'tool_calls', `${JSON.stringify(streamedContent)} ${finish}`);
+  check(`streamed seed ${seed}: no tag text in content, the same finish_reason`,
+    streamedContent === '' && finish === c.finish_reason, `${JSON.stringify(streamedContent)} ${finish}`);
 
   // The client's own stream helper assembles the same message.
   const runner = client.chat.completions.stream({ ...toolBase, seed, tool_choice: 'required' });
