@@ -173,7 +173,7 @@ std::shared_ptr<const CompiledGrammar> compile_grammar(const Grammar& ir,
         m.accepted_bits.size() * 4 + m.accepted_list.size() * 4 + m.uncertain.size() * 4;
     if (out->memory_bytes > limits.max_mask_bytes) {
       throw StructuredError("grammar's precomputed token masks exceed the limit of " +
-                                std::to_string(limits.max_mask_bytes >> 20) + " MiB",
+                                std::to_string(limits.max_mask_bytes) + " bytes",
                             "grammar");
     }
   }
