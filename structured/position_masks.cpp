@@ -148,6 +148,12 @@ std::shared_ptr<const CompiledGrammar> compile_grammar(const Grammar& ir,
                                                        const std::string& trigger) {
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(limits.max_compile_seconds));
+  if (trigger.size() > limits.max_trigger_bytes) {
+    throw StructuredError("trigger is " + std::to_string(trigger.size()) +
+                              " bytes, over the limit of " +
+                              std::to_string(limits.max_trigger_bytes),
+                          "trigger");
+  }
   auto out = std::make_shared<CompiledGrammar>();
   out->grammar = FlatGrammar::from(ir);
   out->grammar.max_stacks = limits.max_stacks;

@@ -68,6 +68,21 @@ TEST(GrammarCompiler, LimitsNameTheLimit) {
   CompileLimits memory;
   memory.max_mask_bytes = 64;
   expect_limit(memory, R"(root ::= .{0,40})", "limit of 64 bytes");
+  CompileLimits trigger;
+  trigger.max_trigger_bytes = 4;
+  {
+    auto v = test::byte_vocab();
+    GrammarCompiler c(v, {test::eos_of(*v)}, trigger);
+    try {
+      c.compile(gbnf(R"(root ::= "x")", "<tool_call>"));
+      FAIL();
+    } catch (const StructuredError& e) {
+      EXPECT_NE(std::string(e.what()).find("trigger is 11 bytes, over the limit of 4"),
+                std::string::npos)
+          << e.what();
+      EXPECT_EQ(e.param, "trigger");
+    }
+  }
   CompileLimits rules;
   rules.gbnf.max_rules = 5;
   expect_limit(rules, R"(root ::= ("a" | "b")* ("c")+ "d"? ("e"){2,4})", "more than 5 rules");
