@@ -23,17 +23,6 @@ const uint32_t* ConstrainedRow::mask() {
   return words_.data();
 }
 
-bool ConstrainedRow::mask_is_empty() {
-  const uint32_t* w = mask();
-  size_t n = (static_cast<size_t>(model_vocab_) + 31) / 32;
-  for (size_t i = 0; i < n && i < words_.size(); ++i) {
-    uint32_t bits = w[i];
-    if (i == n - 1 && model_vocab_ % 32) bits &= (uint32_t{1} << (model_vocab_ % 32)) - 1;
-    if (bits) return false;
-  }
-  return true;
-}
-
 bool ConstrainedRow::advance(int32_t token) {
   if (!matcher_.accept_token(token)) return false;
   fresh_ = false;

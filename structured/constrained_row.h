@@ -18,8 +18,6 @@ class ConstrainedRow {
 
   // Bit t of word t/32 set = token t allowed. Computed once per token (cached until advance).
   const uint32_t* mask();
-  // No token at all is allowed (a grammar whose next character no token can spell).
-  bool mask_is_empty();
   // False when the grammar rejects `token` (then the state is unchanged).
   bool advance(int32_t token);
   // Nothing but EOS can follow: the request is done.

@@ -1,8 +1,8 @@
 #include "structured/grammar_compiler.h"
 
+// The schema helper's translators (JSON Schema, regex, choices -> GBNF). Without them (a build
+// of this folder alone) only GBNF specs compile.
 #if __has_include("structured/json_schema_to_gbnf.h")
-#include <nlohmann/json.hpp>
-
 #include "structured/json_schema_to_gbnf.h"
 #define PAGEDSERVE_HAVE_SCHEMA_TO_GBNF 1
 #endif
@@ -21,15 +21,8 @@ std::string GrammarCompiler::to_gbnf(const ConstraintSpec& spec) {
   if (spec.kind == Kind::kGbnf) return spec.text;
 #ifdef PAGEDSERVE_HAVE_SCHEMA_TO_GBNF
   switch (spec.kind) {
-    case Kind::kJsonSchema: {
-      nlohmann::json schema;
-      try {
-        schema = nlohmann::json::parse(spec.text);
-      } catch (const nlohmann::json::exception& e) {
-        throw StructuredError(std::string("schema is not valid JSON: ") + e.what(), "schema");
-      }
-      return json_schema_to_gbnf(schema);
-    }
+    case Kind::kJsonSchema:
+      return json_schema_to_gbnf_text(spec.text);  // keeps the schema's property order
     case Kind::kJsonObject:
       return json_object_gbnf();
     case Kind::kRegex:

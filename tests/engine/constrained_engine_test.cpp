@@ -147,6 +147,21 @@ TEST_F(ConstrainedEngineTest, ClosedGrammarStopsAtOnceWithItsText) {
   EXPECT_TRUE(o.text == "yes" || o.text == "no") << o.text;
 }
 
+// A grammar no token can continue (an empty class) ends the request with an error event,
+// never a crash or a token outside the grammar.
+TEST_F(ConstrainedEngineTest, DeadEndGrammarEndsWithAnError) {
+  Engine engine(random_model(small_config(), 21), tok, config());
+  Request r{{5, 6, 7}, {}};
+  r.params.temperature = 1.0f;
+  r.params.max_tokens = 10;
+  r.params.grammar = compile(R"(root ::= "a" [^\x00-\U0010FFFF])");
+  Output o = collect(*submit_ok(engine, r));
+  EXPECT_EQ(o.finish_events, 1);
+  ASSERT_TRUE(o.finish);
+  EXPECT_EQ(*o.finish, FinishReason::kError);
+  EXPECT_EQ(o.text, "a");
+}
+
 TEST_F(ConstrainedEngineTest, LogprobsDescribeTheConstrainedDistribution) {
   Engine engine(random_model(small_config(), 21), tok, config());
   auto g = compile(R"(root ::= [0-9]+ "." [0-9]+)");
