@@ -1,13 +1,13 @@
 // The schema corpus driver for tests/e2e/structured_schema_corpus.sh (issue #18): compiles each
 // schema of a folder with json_schema_to_gbnf and the grammar matcher, and
 //   structured_corpus generate --tokenizer T.json --schemas DIR --out OUT.jsonl
-//                              [--samples N] [--max-tokens M] [--seed S]
-//     samples N outputs per schema the way a random-weight model at temperature 1 would under
-//     the grammar's mask: a uniformly random allowed token, favouring the end so that most
-//     outputs finish within M tokens: EOS is taken (p 0.9) whenever the grammar allows it;
-//     with p 1/2 a token after which the output may end is looked for (closing tokens first);
-//     else with p 1/2 the choice is among the allowed tokens holding one of " } ] @ .
-//     One line per output: {"schema","sample","text","finished","tokens"}.
+//                              [--samples N] [--max-tokens M] [--seed S] [--shard I/N]
+//     samples outputs per schema (until N finished, at most 2N + 2) the way a random-weight model
+//     at temperature 1 would under the grammar's mask: a uniformly random allowed token, favouring
+//     the end so that most outputs finish within M tokens: EOS is taken (p 0.9) whenever the
+//     grammar allows it; with p 1/2 a token after which the output may end is looked for (closing
+//     tokens first); else with p 1/2 the choice is among the allowed tokens holding one of " } ] @
+//     . One line per output: {"schema","sample","text","finished","tokens"}.
 //   structured_corpus accepts --schemas DIR --in IN.jsonl --out OUT.jsonl
 //     for each line {"schema": FILE, "text"} or {"regex", "text"}: {"accepted": bool} — the
 //     whole text matches (accept_bytes, then can_terminate).
@@ -123,7 +123,17 @@ int generate(const std::map<std::string, std::string>& f) {
   std::ofstream out(need(f, "--out"));
   int errors = 0;
   std::uniform_real_distribution<double> coin(0, 1);
-  for (const auto& file : schema_files(need(f, "--schemas"))) {
+  // --shard I/N: only every N-th schema from the I-th, so N processes share the work.
+  size_t shard = 0, shards = 1;
+  if (f.count("--shard")) {
+    const std::string& v = f.at("--shard");
+    shard = std::stoul(v.substr(0, v.find('/')));
+    shards = std::stoul(v.substr(v.find('/') + 1));
+    if (shards == 0 || shard >= shards) throw std::runtime_error("--shard wants I/N with I < N");
+  }
+  auto files = schema_files(need(f, "--schemas"));
+  for (size_t fi = shard; fi < files.size(); fi += shards) {
+    const auto& file = files[fi];
     std::shared_ptr<const ps::CompiledGrammar> g;
     try {
       g = compiler.compile({ps::ConstraintSpec::Kind::kGbnf, schema_gbnf(file), {}, {}});
@@ -132,7 +142,9 @@ int generate(const std::map<std::string, std::string>& f) {
       ++errors;
       continue;
     }
-    for (int s = 0; s < samples; ++s) {
+    // Up to 2N + 2 attempts for N finished outputs: long schemas rarely end at random.
+    int finished_count = 0;
+    for (int s = 0; s < 2 * samples + 2 && finished_count < samples; ++s) {
       ps::GrammarMatcher m(g);
       std::vector<uint32_t> mask(m.mask_words());
       std::string text;
@@ -188,6 +200,7 @@ int generate(const std::map<std::string, std::string>& f) {
         }
         text += (*bytes)[id];
       }
+      finished_count += finished;
       json line = {{"schema", file.filename().string()},
                    {"sample", s},
                    {"text", text},
