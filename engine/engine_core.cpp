@@ -192,8 +192,12 @@ bool EngineCore::drain_inbox(bool block) {
         std::lock_guard<std::mutex> lock(stats_mu_);
         stats_.prompt_tokens_total += add->request.prompt_ids.size();
       }
-      requests_.emplace(add->id, std::make_unique<RequestState>(std::move(add->request),
-                                                                add->stream, std::move(checker)));
+      auto state =
+          std::make_unique<RequestState>(std::move(add->request), add->stream, std::move(checker));
+      if (const auto& grammar = state->request.params.grammar) {
+        state->constraint = std::make_unique<ConstrainedRow>(grammar, model_.config.vocab_size);
+      }
+      requests_.emplace(add->id, std::move(state));
     } else if (auto* cancel = std::get_if<CancelCommand>(&cmd)) {
       if (requests_.count(cancel->id)) finish(cancel->id, FinishReason::kAbort, "cancelled", "");
     } else {
@@ -253,6 +257,7 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
   for (size_t i = 0; i < plan.sample_indices.size(); ++i) {
     RequestState& st = *requests_.at(plan.seq_ids[plan.sample_indices[i]]);
     SamplingContext ctx{&st.request.prompt_ids, &st.output_ids, &st.stop.suppressed_ids()};
+    if (st.constraint) ctx.allowed_tokens = st.constraint->mask();
     results.push_back(Sampler::sample(logits.data() + i * static_cast<size_t>(vocab), vocab,
                                       st.request.params, ctx, st.rng));
     sampled.push_back(results.back().token);
@@ -265,6 +270,11 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
     const RequestId id = plan.seq_ids[plan.sample_indices[i]];
     RequestState& st = *requests_.at(id);
     const int32_t token = sampled[i];
+    if (st.constraint && !st.constraint->advance(token)) {
+      // Only a grammar no token can continue gets here (the mask had no token to offer).
+      finish(id, FinishReason::kError, "the grammar allows no token at this point", "");
+      continue;
+    }
     st.output_ids.push_back(token);
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -278,6 +288,10 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
     st.last_token = now;
 
     StopResult r = st.stop.append(token);
+    if (r.reason == StopReason::kNone && st.constraint && st.constraint->finished()) {
+      r.text += st.stop.finish_by_grammar().text;
+      r.reason = StopReason::kGrammar;
+    }
     RequestOutput ev;
     ev.text = std::move(r.text);
     ev.token_ids = {token};

@@ -96,6 +96,10 @@ bool GrammarMatcher::advance_grammar(std::string_view bytes) {
     }
     std::swap(a, b);
   }
+  if (a.stacks.size() > g_->grammar.max_stacks) {
+    a.stacks.resize(g_->grammar.max_stacks);
+    a.pruned = true;
+  }
   state_ = std::move(a);
   return true;
 }

@@ -31,6 +31,8 @@ class GrammarMatcher {
   void reset();
 
   // False while a lazy grammar waits for its trigger.
+  // Some parses were dropped (the grammar is ambiguous past CompileLimits::max_stacks).
+  bool pruned() const { return state_.pruned; }
   bool triggered() const { return !lazy_ || triggered_; }
   const CompiledGrammar& grammar() const { return *g_; }
   size_t mask_words() const { return g_->vocab->mask_words(); }

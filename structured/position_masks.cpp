@@ -141,6 +141,7 @@ std::shared_ptr<const CompiledGrammar> compile_grammar(const Grammar& ir,
                                      std::chrono::duration<double>(limits.max_compile_seconds));
   auto out = std::make_shared<CompiledGrammar>();
   out->grammar = FlatGrammar::from(ir);
+  out->grammar.max_stacks = limits.max_stacks;
   out->vocab = vocab;
   const FlatGrammar& g = out->grammar;
 

@@ -77,6 +77,11 @@ void StackStepper::advance(const MatchState& in, uint8_t byte, MatchState& out) 
         break;
     }
   }
+  out.pruned = in.pruned;
+  if (out.stacks.size() > g_.max_stacks_within_token()) {
+    out.stacks.resize(g_.max_stacks_within_token());
+    out.pruned = true;
+  }
 }
 
 }  // namespace ps

@@ -20,11 +20,13 @@ struct MatchState {
   std::vector<StackTop> stacks;
   bool can_end = false;
   bool hit_context = false;
+  bool pruned = false;  // parses were dropped at FlatGrammar::max_stacks
   bool alive() const { return !stacks.empty() || can_end || hit_context; }
   void clear() {
     stacks.clear();
     can_end = false;
     hit_context = false;
+    pruned = false;
   }
 };
 
