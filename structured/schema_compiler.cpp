@@ -102,15 +102,6 @@ std::string alternation(const std::vector<std::string>& alts) {
   return out + ")";
 }
 
-std::string repeat_suffix(long lo, long hi /* -1: unbounded */) {
-  if (lo == 0 && hi < 0) return "*";
-  if (lo == 1 && hi < 0) return "+";
-  if (lo == 0 && hi == 1) return "?";
-  if (hi < 0) return "{" + std::to_string(lo) + ",}";
-  if (lo == hi) return "{" + std::to_string(lo) + "}";
-  return "{" + std::to_string(lo) + "," + std::to_string(hi) + "}";
-}
-
 long non_negative_count(const SchemaJson& s, const char* key, const std::string& ptr) {
   const auto& v = s.at(key);
   if (!v.is_number_integer() || v.get<long long>() < 0) {
@@ -220,23 +211,74 @@ std::string SchemaCompiler::compile() {
   return rules_.text();
 }
 
-std::string SchemaCompiler::char_rule() {
-  auto it = shared_.find("char");
-  if (it != shared_.end()) return it->second;
+// JSON string content is written as right-recursive rules that hold the closing quote, never as
+// `char*` over a separate char rule or a group: the matcher judges a token's fate from the top
+// rule frame, and a frame that ends after one character would leave every multi-character token
+// to the slow per-stack check.
+std::string SchemaCompiler::raw_chars() {
   CharSet raw = CharSet::all().minus(CharSet::range(0, 0x1F));
-  raw = raw.minus(CharSet::single('"')).minus(CharSet::single('\\'));
-  // \u escapes stop short of surrogates: a pair would count as two characters here but as one
-  // for minLength in Python, and a lone one is not text.
-  std::string body = raw.to_gbnf() +
-                     " | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | "
-                     "[dD] [0-7] [0-9a-fA-F]{2}))";
-  return shared_["char"] = rules_.add("char", body);
+  return raw.minus(CharSet::single('"')).minus(CharSet::single('\\')).to_gbnf();
+}
+
+std::string SchemaCompiler::escape_rule() {
+  auto it = shared_.find("escape");
+  if (it != shared_.end()) return it->second;
+  // After the backslash. \u escapes stop short of surrogates: a pair would count as two
+  // characters here but as one for minLength in Python, and a lone one is not text.
+  return shared_["escape"] =
+             rules_.add("escape",
+                        "[\"\\\\/bfnrt] | \"u\" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] "
+                        "[0-9a-fA-F]{2})");
+}
+
+std::string SchemaCompiler::string_rest_rule() {
+  auto it = shared_.find("string-rest");
+  if (it != shared_.end()) return it->second;
+  std::string name = rules_.reserve("string-rest");
+  shared_["string-rest"] = name;
+  rules_.define(
+      name, raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\\\"\"");
+  return name;
+}
+
+std::string SchemaCompiler::any_chars_rule() {
+  auto it = shared_.find("chars");
+  if (it != shared_.end()) return it->second;
+  std::string name = rules_.reserve("chars");
+  shared_["chars"] = name;
+  rules_.define(name,
+                raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\"");
+  return name;
 }
 
 std::string SchemaCompiler::string_rule() {
   auto it = shared_.find("string");
   if (it != shared_.end()) return it->second;
-  return shared_["string"] = rules_.add("string", "\"\\\"\" " + char_rule() + "* \"\\\"\"");
+  return shared_["string"] = rules_.add("string", "\"\\\"\" " + string_rest_rule());
+}
+
+// A string of lo..hi characters (hi < 0: unbounded): rule c says c characters are written.
+std::string SchemaCompiler::bounded_string(long lo, long hi, const std::string& ptr) {
+  long last = hi < 0 ? lo : hi;
+  if (last > 2000) {
+    schema_error(ptr, "string lengths over 2000 are not supported (minLength/maxLength)");
+  }
+  std::string base = rule_hint(ptr) + "-len";
+  std::vector<std::string> names;
+  for (long c = 0; c <= last; ++c) names.push_back(rules_.reserve(base));
+  for (long c = 0; c <= last; ++c) {
+    if (hi < 0 && c == last) {
+      rules_.define(names[c], string_rest_rule());
+      continue;
+    }
+    std::string body;
+    if (c < last) {
+      body = raw_chars() + " " + names[c + 1] + " | \"\\\\\" " + escape_rule() + " " + names[c + 1];
+    }
+    if (c >= lo) body += std::string(body.empty() ? "" : " | ") + "\"\\\"\"";
+    rules_.define(names[c], body);
+  }
+  return "(\"\\\"\" " + names[0] + ")";
 }
 
 std::string SchemaCompiler::number_rule() {
@@ -462,7 +504,7 @@ std::string SchemaCompiler::string_expr(const SchemaJson& s, const std::string& 
     if (!s["pattern"].is_string()) schema_error(child_ptr(ptr, "pattern"), "must be a string");
     return "(" + quote + " " +
            regex_expression(s["pattern"].get<std::string>(), RegexTarget::kJsonStringContent,
-                            child_ptr(ptr, "pattern")) +
+                            child_ptr(ptr, "pattern"), any_chars_rule()) +
            " " + quote + ")";
   }
   if (s.contains("format")) {
@@ -480,8 +522,7 @@ std::string SchemaCompiler::string_expr(const SchemaJson& s, const std::string& 
   long lo = s.contains("minLength") ? non_negative_count(s, "minLength", ptr) : 0;
   long hi = s.contains("maxLength") ? non_negative_count(s, "maxLength", ptr) : -1;
   if (hi >= 0 && hi < lo) schema_error(ptr, "maxLength is below minLength");
-  std::string chars = hi == 0 ? "" : " " + char_rule() + repeat_suffix(lo, hi);
-  return "(" + quote + chars + " " + quote + ")";
+  return bounded_string(lo, hi, ptr);
 }
 
 namespace {
