@@ -7,6 +7,7 @@
 #include "structured/constraint_spec.h"
 #include "structured/integer_range.h"
 #include "structured/json_formats.h"
+#include "structured/number_range.h"
 #include "structured/regex_gbnf.h"
 
 namespace ps {
@@ -581,13 +582,40 @@ std::string SchemaCompiler::integer_expr(const SchemaJson& s, const std::string&
 }
 
 std::string SchemaCompiler::number_expr(const SchemaJson& s, const std::string& ptr) {
-  for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
-    if (s.contains(k)) {
-      schema_error(child_ptr(ptr, k),
-                   std::string("'") + k + "' is enforced only on integers, not on type number");
+  std::optional<NumberBound> lo, hi;
+  // One bound per side: the tighter of minimum and exclusiveMinimum (draft 4: a flag).
+  auto read = [&](const char* key, bool lower, bool exclusive, std::optional<NumberBound>& cur) {
+    const auto& v = s[key];
+    std::string kptr = child_ptr(ptr, key);
+    if (!v.is_number()) schema_error(kptr, std::string("'") + key + "' must be a number");
+    double d = v.get<double>();
+    if (std::floor(d) != d || std::fabs(d) > 4e18) {
+      schema_error(kptr, std::string("'") + key +
+                             "' on a number is enforced only for integer values (as "
+                             "bounds of the integer part)");
     }
+    NumberBound b{static_cast<int64_t>(d), exclusive};
+    bool tighter = !cur || (lower ? (b.value > cur->value || (b.value == cur->value && exclusive))
+                                  : (b.value < cur->value || (b.value == cur->value && exclusive)));
+    if (tighter) cur = b;
+  };
+  auto draft4_flag = [&](const char* key) {
+    return s.contains(key) && s[key].is_boolean() && s[key].get<bool>();
+  };
+  if (s.contains("minimum")) read("minimum", true, draft4_flag("exclusiveMinimum"), lo);
+  if (s.contains("maximum")) read("maximum", false, draft4_flag("exclusiveMaximum"), hi);
+  if (s.contains("exclusiveMinimum") && !s["exclusiveMinimum"].is_boolean()) {
+    read("exclusiveMinimum", true, true, lo);
   }
-  return number_rule();
+  if (s.contains("exclusiveMaximum") && !s["exclusiveMaximum"].is_boolean()) {
+    read("exclusiveMaximum", false, true, hi);
+  }
+  if (!lo && !hi) return number_rule();
+  try {
+    return number_range_gbnf(lo, hi);
+  } catch (const std::invalid_argument&) {
+    schema_error(ptr, "no number lies between the bounds");
+  }
 }
 
 }  // namespace ps

@@ -223,6 +223,43 @@ TEST(SchemaIntegers, ExclusiveAndFractionalBounds) {
   EXPECT_NE(refusal(R"({"type":"integer","minimum":5,"maximum":4})"), "");
 }
 
+TEST(SchemaNumbers, IntegerValuedBoundsOnNumbers) {
+  struct Bounds {
+    const char* keywords;
+    double lo, hi;  // the interval, +-1e9 for none
+    bool lo_open, hi_open;
+  };
+  std::vector<Bounds> cases = {
+      {R"("minimum":0)", 0, 1e9, false, false},
+      {R"("exclusiveMinimum":0)", 0, 1e9, true, false},
+      {R"("maximum":3)", -1e9, 3, false, false},
+      {R"("minimum":-2,"exclusiveMaximum":5)", -2, 5, false, true},
+      {R"("exclusiveMinimum":-3,"maximum":-1)", -3, -1, true, false},
+      {R"("minimum":-4,"maximum":0)", -4, 0, false, false},
+      {R"("exclusiveMaximum":0)", -1e9, 0, false, true},
+      {R"("minimum":2,"maximum":2)", 2, 2, false, false},
+      {R"("minimum":1,"exclusiveMinimum":true,"maximum":12)", 1, 12, true, false},
+  };
+  for (const auto& c : cases) {
+    auto g = schema(std::string(R"({"type":"number",)") + c.keywords + "}");
+    for (int q = -80; q <= 80; ++q) {
+      double x = q / 4.0;
+      bool in = (c.lo_open ? x > c.lo : x >= c.lo) && (c.hi_open ? x < c.hi : x <= c.hi);
+      std::ostringstream text;
+      text << x;
+      std::string t = text.str();
+      ASSERT_EQ(matches(g, t), in) << c.keywords << " x=" << t;
+      if (q % 4 == 0) {
+        EXPECT_EQ(matches(g, t + ".00"), in) << c.keywords << " x=" << t << ".00";
+      }
+    }
+    EXPECT_FALSE(matches(g, "1e2")) << c.keywords;
+    EXPECT_FALSE(matches(g, "01.5")) << c.keywords;
+  }
+  EXPECT_NE(refusal(R"({"type":"number","minimum":3,"maximum":2})"), "");
+  EXPECT_NE(refusal(R"({"type":"number","exclusiveMinimum":2,"exclusiveMaximum":2})"), "");
+}
+
 TEST(SchemaValues, EnumConstAndTypeUnions) {
   auto e = schema(R"({"enum":["a",1,null,{"k":[1,2]}]})");
   EXPECT_TRUE(matches(e, R"("a")"));
@@ -305,7 +342,7 @@ TEST(SchemaErrors, UnsupportedKeywordsNameKeywordAndPointer) {
       {R"({"type":"object","dependentRequired":{"a":["b"]}})", "dependentRequired"},
       {R"({"type":"object","unevaluatedProperties":false})", "unevaluatedProperties"},
       {R"({"type":"array","contains":{"type":"integer"}})", "contains"},
-      {R"({"items":{"type":"number","minimum":0}})", "/items/minimum"},
+      {R"({"items":{"type":"number","minimum":0.5}})", "/items/minimum"},
       {R"({"$ref":"https://example.com/s.json"})", "local references"},
       {R"({"$ref":"#/$defs/missing"})", "points at nothing"},
       {R"({"type":"string","pattern":"^a","maxLength":3})", "pattern"},
