@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The JSON Schema corpus of issue #18 (tests/structured/schemas, 137 schemas): each schema is
+# The JSON Schema corpus of issue #18 (tests/structured/schemas, 140 schemas): each schema is
 # compiled (json_schema_to_gbnf -> grammar matcher) and sampled like a random-weight model at
 # temperature 1 under the grammar's mask with a small max_tokens budget
 # (tests/tools/structured_corpus.cpp says how it favours ending); python3-jsonschema must accept
