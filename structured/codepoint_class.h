@@ -36,6 +36,8 @@ class CodepointClass {
   explicit CodepointClass(std::vector<CodepointRange> ranges);
   ClassStep step(uint32_t& partial, uint8_t byte) const;
   bool contains(uint32_t cp) const;
+  // Byte b can be the first byte of a code point of this class.
+  bool can_start_with(uint8_t b) const { return first_byte_[b / 64] >> (b % 64) & 1; }
   const std::vector<CodepointRange>& ranges() const { return ranges_; }
 
  private:

@@ -33,6 +33,14 @@ class GrammarMatcher {
   // False while a lazy grammar waits for its trigger.
   // Some parses were dropped (the grammar is ambiguous past CompileLimits::max_stacks).
   bool pruned() const { return state_.pruned; }
+  // Parses followed at once (the size of the stack set), and whether one is inside a code point.
+  size_t num_stacks() const { return state_.stacks.size(); }
+  bool mid_codepoint() const {
+    for (const auto& s : state_.stacks) {
+      if (s.partial) return true;
+    }
+    return false;
+  }
   bool triggered() const { return !lazy_ || triggered_; }
   const CompiledGrammar& grammar() const { return *g_; }
   size_t mask_words() const { return g_->vocab->mask_words(); }

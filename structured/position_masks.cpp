@@ -41,14 +41,17 @@ class PositionMaskBuilder {
       uint32_t d = vocab_.trie_depth(i);
       const MatchState& parent = levels_[d - 1];
       MatchState& here = levels_[d];
-      stepper_.advance(parent, vocab_.trie_byte(i), here);
-      bool context_before = context_on_path_[d - 1];
-      context_on_path_[d] = context_before || here.hit_context;
-      bool ok = !here.stacks.empty() || here.hit_context;
+      const uint8_t byte = vocab_.trie_byte(i);
+      stepper_.advance(parent, byte, here);
+      // Uncertain from here down: some path left the frame at an ancestor (the parent
+      // included) and this byte is one that may follow the rule it ended.
+      context_on_path_[d] =
+          context_on_path_[d - 1] || (parent.hit_context && parent.context_follow.test(byte));
+      const bool ok = !here.stacks.empty() || here.hit_context;
       for (const int32_t* t = vocab_.trie_tokens_begin(i); t != vocab_.trie_tokens_end(i); ++t) {
         if (ok) {
           accepted.push_back(*t);
-        } else if (context_before) {
+        } else if (context_on_path_[d]) {
           m.uncertain.push_back(*t);
         }
       }
@@ -56,13 +59,13 @@ class PositionMaskBuilder {
         ++i;
         continue;
       }
-      // Nothing of this frame continues: the subtree is rejected, or (context reached on the
-      // way) left to the real stack.
-      uint32_t end = vocab_.trie_subtree_end(i);
-      if (context_on_path_[d]) {
-        for (size_t j = i + 1; j < end; ++j) {
-          m.uncertain.insert(m.uncertain.end(), vocab_.trie_tokens_begin(j),
-                             vocab_.trie_tokens_end(j));
+      // Nothing of this frame continues: the subtree is rejected, or left to the real stack
+      // where a path left the frame (all of it, or the children whose byte may follow).
+      const uint32_t end = vocab_.trie_subtree_end(i);
+      for (size_t child = i + 1; child < end; child = vocab_.trie_subtree_end(child)) {
+        if (context_on_path_[d] ||
+            (here.hit_context && here.context_follow.test(vocab_.trie_byte(child)))) {
+          add_subtree(child, m.uncertain);
         }
       }
       i = end;
@@ -79,6 +82,12 @@ class PositionMaskBuilder {
   }
 
  private:
+  void add_subtree(size_t node, std::vector<int32_t>& out) const {
+    // Preorder: the subtree's tokens are one run.
+    const uint32_t last = vocab_.trie_subtree_end(node) - 1;
+    out.insert(out.end(), vocab_.trie_tokens_begin(node), vocab_.trie_tokens_end(last));
+  }
+
   static std::string seconds(double s) {
     std::string t = std::to_string(s);
     while (t.size() > 1 && t.back() == '0') t.pop_back();
@@ -164,7 +173,7 @@ std::shared_ptr<const CompiledGrammar> compile_grammar(const Grammar& ir,
         m.accepted_bits.size() * 4 + m.accepted_list.size() * 4 + m.uncertain.size() * 4;
     if (out->memory_bytes > limits.max_mask_bytes) {
       throw StructuredError("grammar's precomputed token masks exceed the limit of " +
-                                std::to_string(limits.max_mask_bytes >> 20) + " MiB",
+                                std::to_string(limits.max_mask_bytes) + " bytes",
                             "grammar");
     }
   }

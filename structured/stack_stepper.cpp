@@ -37,11 +37,27 @@ void StackStepper::expand(uint32_t node, MatchState& out) {
       case FlatElement::Kind::kClass:
         out.stacks.push_back({n, 0});
         break;
-      case FlatElement::Kind::kEnd:
-        work_.push_back(arena_.parent(n));  // rule done: return to the caller's next element
+      case FlatElement::Kind::kEnd: {
+        uint32_t parent = arena_.parent(n);
+        uint32_t fixed = g_.static_return[e.index];
+        if (parent == StackArena::kContext && fixed != FlatGrammar::kNoStaticReturn) {
+          // A cache probe at the end of its frame: the caller is known all the same.
+          work_.push_back(arena_.intern(fixed, StackArena::kContext));
+        } else if (parent == StackArena::kContext) {
+          out.hit_context = true;
+          out.context_follow.merge(g_.follow[e.index]);
+        } else {
+          work_.push_back(parent);  // rule done: return to the caller's next element
+        }
         break;
+      }
       case FlatElement::Kind::kRuleRef: {
-        uint32_t ret = arena_.intern(pos + 1, arena_.parent(n));
+        // A tail call (the reference is its alternative's last element) returns straight to
+        // the caller's caller: without this, `x*` (R ::= x R) would grow the stack by one
+        // frame per repetition, and leaving a long string would pop them one by one.
+        uint32_t ret = g_.elements[pos + 1].kind == FlatElement::Kind::kEnd
+                           ? arena_.parent(n)
+                           : arena_.intern(pos + 1, arena_.parent(n));
         const auto& starts = g_.alternative_starts[e.index];
         for (auto it = starts.rbegin(); it != starts.rend(); ++it) {
           work_.push_back(arena_.intern(*it, ret));

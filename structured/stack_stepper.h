@@ -20,12 +20,14 @@ struct MatchState {
   std::vector<StackTop> stacks;
   bool can_end = false;
   bool hit_context = false;
-  bool pruned = false;  // parses were dropped at FlatGrammar::max_stacks
+  ByteSet context_follow;  // with hit_context: the bytes that may come next on those paths
+  bool pruned = false;     // parses were dropped at FlatGrammar::max_stacks
   bool alive() const { return !stacks.empty() || can_end || hit_context; }
   void clear() {
     stacks.clear();
     can_end = false;
     hit_context = false;
+    context_follow = ByteSet{};
     pruned = false;
   }
 };
