@@ -40,12 +40,24 @@ status=0
   --out "$work/tiny.jsonl" --samples 3 --max-tokens 96 --seed 1 || status=1
 "${check[@]}" validate "$schemas" "$work/tiny.jsonl" "tiny tokenizer" 0.8 || status=1
 
+# The checker must be able to fail: the same outputs with one finished text made invalid.
+/usr/bin/python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+next(r for r in rows if r["finished"] and r["text"].startswith("{"))["text"] += "}"
+print("\n".join(json.dumps(r) for r in rows))' "$work/tiny.jsonl" >"$work/broken.jsonl"
+if "${check[@]}" validate "$schemas" "$work/broken.jsonl" "broken on purpose" 0.8 \
+  >"$work/broken.log" || ! grep -q '^INVALID' "$work/broken.log"; then
+  echo "structured_schema_corpus: the checker did not reject an invalid output" >&2
+  status=1
+fi
+
 # Two processes: compiling a grammar's masks over 151k tokens is most of the time.
 "$tool" generate --tokenizer "$qwen" --schemas "$schemas" --shard 0/2 \
-  --out "$work/qwen0.jsonl" --samples 2 --max-tokens 64 --seed 2 &
+  --out "$work/qwen0.jsonl" --samples 2 --max-tokens 96 --seed 2 &
 first=$!
 "$tool" generate --tokenizer "$qwen" --schemas "$schemas" --shard 1/2 \
-  --out "$work/qwen1.jsonl" --samples 2 --max-tokens 64 --seed 3 || status=1
+  --out "$work/qwen1.jsonl" --samples 2 --max-tokens 96 --seed 3 || status=1
 wait "$first" || status=1
 cat "$work/qwen0.jsonl" "$work/qwen1.jsonl" >"$work/qwen.jsonl"
 "${check[@]}" validate "$schemas" "$work/qwen.jsonl" "Qwen3 tokenizer" 0.8 || status=1
