@@ -15,13 +15,14 @@
 //   members are generated — still valid, and the output stays short), items, prefixItems (and
 //   the older items-array + additionalItems), minItems, maxItems, minLength, maxLength,
 //   pattern, format (date, time, date-time, uuid, email, ipv4), minimum / maximum /
-//   exclusiveMinimum / exclusiveMaximum on integers, anyOf, oneOf (only where the branches are
+//   exclusiveMinimum / exclusiveMaximum on integers (any value) and numbers (integer values;
+//   bounded numbers are written without exponent), anyOf, oneOf (only where the branches are
 //   provably disjoint, else refused), allOf (merged into one schema: objects, and keywords that
 //   agree), $ref to "#..." pointers ($defs, definitions, recursion included), uniqueItems:false.
 // Ignored as annotations: title, description, examples, default, $schema, $id, $comment,
 //   $anchor, readOnly, writeOnly, deprecated, contentEncoding, contentMediaType.
 // Anything else (uniqueItems:true, multipleOf, not, if/then/else, patternProperties, bounds
-// on non-integer numbers, pattern together with a length, ...) is refused.
+// that are not integers on numbers, pattern together with a length, ...) is refused.
 //
 // Regex subset (regex_to_gbnf and `pattern`): literals and escapes (\n \t \xHH \uHHHH, \. ...),
 // classes [a-z] [^...] with \d \w \s \D \W \S (ASCII meanings), `.` (not newline), groups

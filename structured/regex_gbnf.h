@@ -17,7 +17,10 @@ enum class RegexTarget {
 };
 
 // Throws StructuredError naming `param` and the position for a construct outside the subset.
-std::string regex_expression(std::string_view regex, RegexTarget target, const std::string& param);
+// `any_chars_rule` (kJsonStringContent): a rule matching any string content, for the ends that
+// search semantics leave open.
+std::string regex_expression(std::string_view regex, RegexTarget target, const std::string& param,
+                             const std::string& any_chars_rule = "");
 
 // A set of code points as a GBNF expression for the inside of a JSON string: printable members
 // raw, `"` `\` and control characters as JSON escapes. Throws std::invalid_argument if empty.

@@ -54,8 +54,8 @@ int hex_value(char c) {
 
 class RegexParser {
  public:
-  RegexParser(std::string_view re, RegexTarget target, std::string param)
-      : re_(re), target_(target), param_(std::move(param)) {}
+  RegexParser(std::string_view re, RegexTarget target, std::string param, std::string any_chars)
+      : re_(re), target_(target), param_(std::move(param)), any_chars_(std::move(any_chars)) {}
 
   std::string parse() {
     // Top level: anchors may open / close each alternative.
@@ -65,7 +65,8 @@ class RegexParser {
       std::string body = concat(/*top_level=*/true);
       bool anchored_end = eat('$');
       if (target_ == RegexTarget::kJsonStringContent) {
-        std::string any = "(" + json_string_chars(CharSet::all()) + ")*";
+        std::string any =
+            !any_chars_.empty() ? any_chars_ : "(" + json_string_chars(CharSet::all()) + ")*";
         if (!anchored_start) body = any + " " + body;
         if (!anchored_end) body = body + " " + any;
       }
@@ -117,6 +118,7 @@ class RegexParser {
         fail("'$' is supported only at the end of the regex or of a top-level alternative");
       }
       if (at('^')) fail("'^' is supported only at the start of the regex or of an alternative");
+      simple_atom_ = false;
       std::string piece = atom();
       piece = quantified(piece);
       if (!out.empty()) out += " ";
@@ -145,7 +147,8 @@ class RegexParser {
       // A lazy quantifier matches the same set of whole strings; a possessive one does not.
       if (eat('+')) fail("possessive quantifiers are not supported");
       eat('?');
-      piece = "(" + piece + ")" + q;
+      piece = (simple_atom_ ? piece : "(" + piece + ")") + q;
+      simple_atom_ = false;
       if (pos_ < re_.size() && (re_[pos_] == '*' || re_[pos_] == '+' || re_[pos_] == '?')) {
         fail("multiple repeat");
       }
@@ -185,9 +188,14 @@ class RegexParser {
 
   std::string chars(const CharSet& set) {
     if (set.empty()) fail("a class that matches nothing");
-    if (target_ == RegexTarget::kRawText) return set.to_gbnf();
+    if (target_ == RegexTarget::kRawText) {
+      simple_atom_ = true;
+      return set.to_gbnf();
+    }
     try {
-      return json_string_chars(set);
+      std::string out = json_string_chars(set);
+      simple_atom_ = out[0] != '(';
+      return out;
     } catch (const std::invalid_argument&) {
       fail("a class of control characters only (not supported inside JSON strings)");
     }
@@ -196,7 +204,11 @@ class RegexParser {
   std::string atom() {
     char c = re_[pos_];
     if (c == '*' || c == '+' || c == '?') fail("nothing to repeat");
-    if (c == '(') return group();
+    if (c == '(') {
+      std::string inner = group();
+      simple_atom_ = false;  // whatever the group's last atom was
+      return inner;
+    }
     if (c == '[') return chars(char_class());
     if (c == '.') {
       ++pos_;
@@ -369,7 +381,11 @@ class RegexParser {
   std::string_view re_;
   RegexTarget target_;
   std::string param_;
+  std::string any_chars_;
   size_t pos_ = 0;
+  // The last atom was one class or one character: it repeats without a group around it (a
+  // group becomes a rule of its own, which makes the matcher's token masks slower).
+  bool simple_atom_ = false;
 };
 
 std::string json_escape_literal(uint32_t c) {
@@ -417,13 +433,14 @@ std::string json_string_chars(const CharSet& set) {
   return out + ")";
 }
 
-std::string regex_expression(std::string_view regex, RegexTarget target, const std::string& param) {
-  return RegexParser(regex, target, param).parse();
+std::string regex_expression(std::string_view regex, RegexTarget target, const std::string& param,
+                             const std::string& any_chars_rule) {
+  return RegexParser(regex, target, param, any_chars_rule).parse();
 }
 
 std::string regex_to_gbnf(std::string_view regex, const std::string& root_rule) {
   GbnfRules rules(root_rule);
-  rules.define_root(regex_expression(regex, RegexTarget::kRawText, "regex"));
+  rules.define_root(regex_expression(regex, RegexTarget::kRawText, "regex", ""));
   return rules.text();
 }
 

@@ -7,6 +7,7 @@
 #include "structured/constraint_spec.h"
 #include "structured/integer_range.h"
 #include "structured/json_formats.h"
+#include "structured/number_range.h"
 #include "structured/regex_gbnf.h"
 
 namespace ps {
@@ -100,15 +101,6 @@ std::string alternation(const std::vector<std::string>& alts) {
   std::string out = "(";
   for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
   return out + ")";
-}
-
-std::string repeat_suffix(long lo, long hi /* -1: unbounded */) {
-  if (lo == 0 && hi < 0) return "*";
-  if (lo == 1 && hi < 0) return "+";
-  if (lo == 0 && hi == 1) return "?";
-  if (hi < 0) return "{" + std::to_string(lo) + ",}";
-  if (lo == hi) return "{" + std::to_string(lo) + "}";
-  return "{" + std::to_string(lo) + "," + std::to_string(hi) + "}";
 }
 
 long non_negative_count(const SchemaJson& s, const char* key, const std::string& ptr) {
@@ -220,23 +212,74 @@ std::string SchemaCompiler::compile() {
   return rules_.text();
 }
 
-std::string SchemaCompiler::char_rule() {
-  auto it = shared_.find("char");
-  if (it != shared_.end()) return it->second;
+// JSON string content is written as right-recursive rules that hold the closing quote, never as
+// `char*` over a separate char rule or a group: the matcher judges a token's fate from the top
+// rule frame, and a frame that ends after one character would leave every multi-character token
+// to the slow per-stack check.
+std::string SchemaCompiler::raw_chars() {
   CharSet raw = CharSet::all().minus(CharSet::range(0, 0x1F));
-  raw = raw.minus(CharSet::single('"')).minus(CharSet::single('\\'));
-  // \u escapes stop short of surrogates: a pair would count as two characters here but as one
-  // for minLength in Python, and a lone one is not text.
-  std::string body = raw.to_gbnf() +
-                     " | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | "
-                     "[dD] [0-7] [0-9a-fA-F]{2}))";
-  return shared_["char"] = rules_.add("char", body);
+  return raw.minus(CharSet::single('"')).minus(CharSet::single('\\')).to_gbnf();
+}
+
+std::string SchemaCompiler::escape_rule() {
+  auto it = shared_.find("escape");
+  if (it != shared_.end()) return it->second;
+  // After the backslash. \u escapes stop short of surrogates: a pair would count as two
+  // characters here but as one for minLength in Python, and a lone one is not text.
+  return shared_["escape"] =
+             rules_.add("escape",
+                        "[\"\\\\/bfnrt] | \"u\" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] "
+                        "[0-9a-fA-F]{2})");
+}
+
+std::string SchemaCompiler::string_rest_rule() {
+  auto it = shared_.find("string-rest");
+  if (it != shared_.end()) return it->second;
+  std::string name = rules_.reserve("string-rest");
+  shared_["string-rest"] = name;
+  rules_.define(
+      name, raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\\\"\"");
+  return name;
+}
+
+std::string SchemaCompiler::any_chars_rule() {
+  auto it = shared_.find("chars");
+  if (it != shared_.end()) return it->second;
+  std::string name = rules_.reserve("chars");
+  shared_["chars"] = name;
+  rules_.define(name,
+                raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\"");
+  return name;
 }
 
 std::string SchemaCompiler::string_rule() {
   auto it = shared_.find("string");
   if (it != shared_.end()) return it->second;
-  return shared_["string"] = rules_.add("string", "\"\\\"\" " + char_rule() + "* \"\\\"\"");
+  return shared_["string"] = rules_.add("string", "\"\\\"\" " + string_rest_rule());
+}
+
+// A string of lo..hi characters (hi < 0: unbounded): rule c says c characters are written.
+std::string SchemaCompiler::bounded_string(long lo, long hi, const std::string& ptr) {
+  long last = hi < 0 ? lo : hi;
+  if (last > 2000) {
+    schema_error(ptr, "string lengths over 2000 are not supported (minLength/maxLength)");
+  }
+  std::string base = rule_hint(ptr) + "-len";
+  std::vector<std::string> names;
+  for (long c = 0; c <= last; ++c) names.push_back(rules_.reserve(base));
+  for (long c = 0; c <= last; ++c) {
+    if (hi < 0 && c == last) {
+      rules_.define(names[c], string_rest_rule());
+      continue;
+    }
+    std::string body;
+    if (c < last) {
+      body = raw_chars() + " " + names[c + 1] + " | \"\\\\\" " + escape_rule() + " " + names[c + 1];
+    }
+    if (c >= lo) body += std::string(body.empty() ? "" : " | ") + "\"\\\"\"";
+    rules_.define(names[c], body);
+  }
+  return "(\"\\\"\" " + names[0] + ")";
 }
 
 std::string SchemaCompiler::number_rule() {
@@ -462,7 +505,7 @@ std::string SchemaCompiler::string_expr(const SchemaJson& s, const std::string& 
     if (!s["pattern"].is_string()) schema_error(child_ptr(ptr, "pattern"), "must be a string");
     return "(" + quote + " " +
            regex_expression(s["pattern"].get<std::string>(), RegexTarget::kJsonStringContent,
-                            child_ptr(ptr, "pattern")) +
+                            child_ptr(ptr, "pattern"), any_chars_rule()) +
            " " + quote + ")";
   }
   if (s.contains("format")) {
@@ -480,8 +523,7 @@ std::string SchemaCompiler::string_expr(const SchemaJson& s, const std::string& 
   long lo = s.contains("minLength") ? non_negative_count(s, "minLength", ptr) : 0;
   long hi = s.contains("maxLength") ? non_negative_count(s, "maxLength", ptr) : -1;
   if (hi >= 0 && hi < lo) schema_error(ptr, "maxLength is below minLength");
-  std::string chars = hi == 0 ? "" : " " + char_rule() + repeat_suffix(lo, hi);
-  return "(" + quote + chars + " " + quote + ")";
+  return bounded_string(lo, hi, ptr);
 }
 
 namespace {
@@ -540,13 +582,40 @@ std::string SchemaCompiler::integer_expr(const SchemaJson& s, const std::string&
 }
 
 std::string SchemaCompiler::number_expr(const SchemaJson& s, const std::string& ptr) {
-  for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
-    if (s.contains(k)) {
-      schema_error(child_ptr(ptr, k),
-                   std::string("'") + k + "' is enforced only on integers, not on type number");
+  std::optional<NumberBound> lo, hi;
+  // One bound per side: the tighter of minimum and exclusiveMinimum (draft 4: a flag).
+  auto read = [&](const char* key, bool lower, bool exclusive, std::optional<NumberBound>& cur) {
+    const auto& v = s[key];
+    std::string kptr = child_ptr(ptr, key);
+    if (!v.is_number()) schema_error(kptr, std::string("'") + key + "' must be a number");
+    double d = v.get<double>();
+    if (std::floor(d) != d || std::fabs(d) > 4e18) {
+      schema_error(kptr, std::string("'") + key +
+                             "' on a number is enforced only for integer values (as "
+                             "bounds of the integer part)");
     }
+    NumberBound b{static_cast<int64_t>(d), exclusive};
+    bool tighter = !cur || (lower ? (b.value > cur->value || (b.value == cur->value && exclusive))
+                                  : (b.value < cur->value || (b.value == cur->value && exclusive)));
+    if (tighter) cur = b;
+  };
+  auto draft4_flag = [&](const char* key) {
+    return s.contains(key) && s[key].is_boolean() && s[key].get<bool>();
+  };
+  if (s.contains("minimum")) read("minimum", true, draft4_flag("exclusiveMinimum"), lo);
+  if (s.contains("maximum")) read("maximum", false, draft4_flag("exclusiveMaximum"), hi);
+  if (s.contains("exclusiveMinimum") && !s["exclusiveMinimum"].is_boolean()) {
+    read("exclusiveMinimum", true, true, lo);
   }
-  return number_rule();
+  if (s.contains("exclusiveMaximum") && !s["exclusiveMaximum"].is_boolean()) {
+    read("exclusiveMaximum", false, true, hi);
+  }
+  if (!lo && !hi) return number_rule();
+  try {
+    return number_range_gbnf(lo, hi);
+  } catch (const std::invalid_argument&) {
+    schema_error(ptr, "no number lies between the bounds");
+  }
 }
 
 }  // namespace ps

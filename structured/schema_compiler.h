@@ -47,8 +47,12 @@ class SchemaCompiler {
   // oneOf is only sound when no output of one branch is valid under another.
   bool outputs_fail(const SchemaJson& a, const SchemaJson& b, const std::string& ptr, int depth);
 
-  std::string string_rule();
-  std::string char_rule();
+  std::string string_rule();       // a whole JSON string
+  std::string string_rest_rule();  // its content and closing quote
+  std::string any_chars_rule();    // any JSON string content, no quote
+  std::string escape_rule();       // what follows a backslash
+  std::string raw_chars();         // the class of characters written as themselves
+  std::string bounded_string(long lo, long hi, const std::string& ptr);
   std::string number_rule();
 
   const SchemaJson& root_;
