@@ -126,7 +126,15 @@ int32_t minimind_default_intermediate_size(const json& config, int32_t hidden) {
 void read_moe_fields(const json& j, const std::string& origin, ModelConfig* c) {
   c->moe = MoeConfig{};
   if (c->model_type == "qwen3_moe") read_qwen3_moe(j, origin, &c->moe);
-  if (c->model_type == "minimind") read_minimind_moe(j, origin, *c, &c->moe);
+  if (c->model_type == "minimind") {
+    // MiniMind's inference_rope_scaling writes a YaRN of its own (no attention factor, its own
+    // ramp), which HF's yarn formula would not reproduce.
+    if (has(j, "rope_scaling")) {
+      fail(origin,
+           "MiniMind's rope_scaling (inference_rope_scaling) is not supported; serve it without");
+    }
+    read_minimind_moe(j, origin, *c, &c->moe);
+  }
 }
 
 void validate_moe(const ModelConfig& c, const std::string& origin) {

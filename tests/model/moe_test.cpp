@@ -136,6 +136,10 @@ TEST(MoeConfig, BadValuesAreRefused) {
   json m = minimind_json(true, true);
   m["scoring_func"] = "sigmoid";
   EXPECT_NE(parse_error(m).find("scoring_func \"sigmoid\" is not supported"), std::string::npos);
+  m = minimind_json(false, false);
+  m["rope_scaling"] = {{"type", "yarn"}, {"factor", 16}};
+  // Refused (by the RoPE check, or, where that accepts yarn, as MiniMind's own variant).
+  EXPECT_NE(parse_error(m).find("rope_scaling"), std::string::npos) << parse_error(m);
 }
 
 TEST(MoeConfig, MiniMindGenerations) {
