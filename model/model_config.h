@@ -3,11 +3,13 @@
 #include <string>
 #include <vector>
 
+#include "model/moe_config.h"
+
 namespace ps {
 
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
-  std::string model_type = "qwen3";  // qwen3 | qwen2 | llama | mistral
+  std::string model_type = "qwen3";  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
   int32_t num_attention_heads = 8;
@@ -24,10 +26,11 @@ struct ModelConfig {
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
   // checkpoint has no lm_head.weight (checkpoints that rely on the library default).
   bool tie_word_embeddings_stated = true;
-  bool qk_norm = true;                 // qwen3: RMSNorm over each head of q and k
-  bool attention_bias = false;         // qwen2: q/k/v projections carry a bias
+  bool qk_norm = true;          // qwen3, qwen3_moe, MiniMind 3: RMSNorm over each head of q and k
+  bool attention_bias = false;  // qwen2: q/k/v projections carry a bias
   std::vector<int32_t> eos_token_ids;  // from generation_config.json (or config.json)
   int32_t bos_token_id = -1;
+  MoeConfig moe;  // qwen3_moe, minimind with use_moe (moe_config.h)
 
   // Throws std::runtime_error naming the file and field.
   static ModelConfig from_dir(const std::string& model_dir);

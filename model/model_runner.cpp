@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "model/model_weights.h"
+#include "model/moe_layer.h"
 #include "model/paged_attention.h"
 #include "model/projection.h"
 #include "model/runner_ops.h"
@@ -37,6 +38,7 @@ const float* ptr(const at::Tensor& t) {
 struct PackedLayer {
   at::Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
   Projection qkv, o_proj, gate_up, down;
+  std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
 };
 
 // The weight in the form(s) the tuner's plan for its shape runs.
@@ -66,14 +68,18 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
   }
   p.o_proj = projection(dense_f32(l.o_proj, "o_proj"), tuner);
   p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
-  p.gate_up =
-      projection(at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
-                     .contiguous(),
-                 tuner);
-  p.down = projection(dense_f32(l.down_proj, "down_proj"), tuner);
   const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
-  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) &&
-                  p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i) &&
+  if (l.moe.defined()) {
+    p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);
+  } else {
+    p.gate_up = projection(
+        at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
+            .contiguous(),
+        tuner);
+    p.down = projection(dense_f32(l.down_proj, "down_proj"), tuner);
+  }
+  const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
+  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
                   p.input_norm.numel() == h && p.post_norm.numel() == h;
   if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
   return p;
@@ -124,6 +130,7 @@ struct ModelRunner::Impl {
   std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
   at::Tensor inv_freq;                       // [head_dim / 2], as HF computes it
   Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
+  MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
   std::string kernel_summary;
 
@@ -219,6 +226,10 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     }
     project(attn_rows, M, w.o_proj, {}, xs, /*accumulate=*/true);  // residual add fused
     rms_norm_rows(xs, H, nullptr, M, H, ptr(w.post_norm), c.rms_norm_eps, hs, H);
+    if (w.moe) {
+      w.moe->run(hs, M, xs, &moe_scratch);
+      continue;
+    }
     float* gus = gu.get(M * 2 * I);
     project(hs, M, w.gate_up, {}, gus);
     float* acts = act.get(M * I);

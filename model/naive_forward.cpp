@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/model_weights.h"
+#include "model/naive_moe.h"
 
 namespace ps {
 namespace {
@@ -86,7 +87,9 @@ std::vector<float> naive_logits(const ModelWeights& weights, const std::vector<i
     const at::Tensor h =
         x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos, sin);
     const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);
-    x = h + dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj);
+    x = h + (l.moe.defined()
+                 ? naive_moe_mlp(l.moe, c, n)
+                 : dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj));
   }
   const at::Tensor logits =
       dense(rms_norm(x, weights.norm, c.rms_norm_eps), weights.lm_head).contiguous();
