@@ -220,6 +220,10 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   }
   c.rope_scaling = parse_rope_scaling(j.value("rope_scaling", json()), origin);
   c.partial_rotary_factor = get_float(j, "partial_rotary_factor", 1.0f, origin);
+  if (!has(j, "rope_scaling") && has(j, "rope_parameters")) {  // transformers v5's one block
+    c.rope_scaling = parse_rope_parameters(j.at("rope_parameters"), origin, &c.rope_theta,
+                                           &c.partial_rotary_factor);
+  }
 
   // Sliding-window attention equals full attention while the context fits in the window.
   int32_t window = 0;

@@ -215,6 +215,25 @@ RopeScaling parse_rope_scaling(const json& value, const std::string& origin) {
   return rs;
 }
 
+RopeScaling parse_rope_parameters(const json& value, const std::string& origin, float* theta,
+                                  float* partial_rotary_factor) {
+  if (value.is_null()) return RopeScaling{};
+  if (!value.is_object()) {
+    fail(origin, "rope_parameters must be an object or null, got " + value.dump());
+  }
+  for (const auto& [key, v] : value.items()) {
+    if (v.is_object()) {
+      fail(origin, "rope_parameters per layer type (\"" + key + "\": {...}) is not supported");
+    }
+  }
+  json block = value;
+  if (!block.contains("rope_type") && !block.contains("type")) block["rope_type"] = "default";
+  const Fields f(block, "rope_parameters", origin);
+  if (const auto t = f.number("rope_theta")) *theta = float(*t);
+  if (const auto p = f.number("partial_rotary_factor")) *partial_rotary_factor = float(*p);
+  return parse_rope_scaling(block, origin);
+}
+
 json rope_scaling_to_json(const RopeScaling& rs) {
   if (rs.type == RopeType::none) return nullptr;
   json j;

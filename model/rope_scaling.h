@@ -43,6 +43,12 @@ struct RopeScaling {
 // (HF's current key) or "type" (the older one). Throws std::runtime_error prefixed with
 // `origin`, naming the unknown type or the missing/ill-typed field.
 RopeScaling parse_rope_scaling(const nlohmann::json& value, const std::string& origin);
+// transformers v5 writes one `rope_parameters` block instead of rope_theta + rope_scaling: the
+// scaling fields plus "rope_theta" and "partial_rotary_factor", "rope_type" absent meaning
+// default. Sets *theta / *partial_rotary_factor when the block has them. Per-layer-type blocks
+// ({"full_attention": {...}, "sliding_attention": {...}}) are refused.
+RopeScaling parse_rope_parameters(const nlohmann::json& value, const std::string& origin,
+                                  float* theta, float* partial_rotary_factor);
 // The block that parse_rope_scaling reads back (null for none).
 nlohmann::json rope_scaling_to_json(const RopeScaling& rs);
 

@@ -274,6 +274,40 @@ TEST(RopeScaling, ErrorsNameTheFileTheTypeAndTheField) {
   }
 }
 
+// transformers v5 writes rope_theta and the scaling fields as one rope_parameters block.
+TEST(RopeScaling, TransformersV5RopeParametersBlockIsRead) {
+  json j = json::parse(kSmall);
+  j.erase("rope_theta");
+  j["rope_parameters"] = {{"rope_theta", 1e6}, {"rope_type", "default"}};
+  ModelConfig c = ModelConfig::from_json(j.dump(), "v5/config.json");
+  EXPECT_EQ(c.rope_theta, 1e6f);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::none);
+
+  j["rope_parameters"] = json::parse(R"({"rope_theta": 500000.0, "rope_type": "yarn",
+      "factor": 4.0, "original_max_position_embeddings": 64, "partial_rotary_factor": 0.5})");
+  c = ModelConfig::from_json(j.dump(), "v5/config.json");
+  EXPECT_EQ(c.rope_theta, 500000.0f);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::yarn);
+  EXPECT_EQ(c.partial_rotary_factor, 0.5f);
+  EXPECT_EQ(c.max_context_len(), 256);
+
+  j["rope_parameters"] = {{"rope_theta", 2e4}};  // no rope_type: default
+  EXPECT_EQ(ModelConfig::from_json(j.dump(), "v5").rope_theta, 2e4f);
+
+  j["rope_parameters"] = json::parse(R"({"full_attention": {"rope_theta": 1e6},
+      "sliding_attention": {"rope_theta": 1e4}})");
+  try {
+    ModelConfig::from_json(j.dump(), "v5/config.json");
+    ADD_FAILURE() << "per-layer-type rope_parameters loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("v5/config.json: rope_parameters per layer type"),
+              std::string::npos)
+        << e.what();
+  }
+  j["rope_parameters"] = json::parse(R"({"rope_type": "longrope", "rope_theta": 1e4})");
+  EXPECT_THROW(ModelConfig::from_json(j.dump(), "v5"), std::runtime_error);
+}
+
 TEST(RopeScaling, SlidingWindowWithScalingIsRefused) {
   json j = json::parse(kQwen25Yarn);
   j["use_sliding_window"] = true;
