@@ -22,7 +22,7 @@ struct EngineConfig {
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;
   bool enable_prefix_caching = true;
-  int32_t max_model_len = 0;  // 0: the model's max_position_embeddings
+  int32_t max_model_len = 0;  // 0: the model's max_context_len()
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on
   RunnerOptions runner;                     // --kernel (model_runner.h)

@@ -52,8 +52,8 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
     num_blocks_ = static_cast<int32_t>(std::max<int64_t>(1, config_.kv_cache_memory / per_block));
   }
   // A sequence can never be longer than the whole pool, nor than the model's positions.
-  max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_position_embeddings;
-  max_model_len_ = std::min(max_model_len_, mc.max_position_embeddings);
+  max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_context_len();
+  max_model_len_ = std::min(max_model_len_, mc.max_context_len());
   max_model_len_ = std::min(max_model_len_, num_blocks_ * config_.block_size);
 
   SchedulerConfig sc;

@@ -97,23 +97,6 @@ std::vector<int32_t> get_id_list(const json& j, const char* key, const std::stri
   return ids;
 }
 
-void check_rope_scaling(const json& j, const std::string& origin) {
-  if (!has(j, "rope_scaling")) return;
-  const json& rs = j.at("rope_scaling");
-  std::string type = "(none given)";
-  if (rs.is_object()) {
-    for (const char* key : {"rope_type", "type"}) {
-      if (rs.contains(key) && rs.at(key).is_string()) {
-        type = rs.at(key).get<std::string>();
-        break;
-      }
-    }
-  }
-  if (type == "default") return;
-  fail(origin, "rope_scaling of type \"" + type +
-                   "\" is not implemented (only plain RoPE is); use a model without rope_scaling");
-}
-
 // A float written as its shortest decimal (1e-06, not 9.999999974752427e-07).
 json shortest(float f) {
   char buf[64];
@@ -183,6 +166,11 @@ void ModelConfig::validate(const std::string& origin) const {
   if (!(rms_norm_eps > 0.0f) || !std::isfinite(rms_norm_eps)) {
     fail(origin, "rms_norm_eps must be a positive number");
   }
+  try {
+    rope_frequencies(*this);  // rotary dim, factors: what the executors will need
+  } catch (const std::invalid_argument& e) {
+    fail(origin, e.what());
+  }
   if (qk_norm != has_qk_norm(model_type) && model_type != "minimind") {
     fail(origin, "qk_norm is " + std::string(qk_norm ? "true" : "false") + " but model_type is " +
                      model_type +
@@ -248,7 +236,12 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   if (get_bool(j, "mlp_bias", origin).value_or(false)) {
     fail(origin, "mlp_bias true is not supported");
   }
-  check_rope_scaling(j, origin);
+  c.rope_scaling = parse_rope_scaling(j.value("rope_scaling", json()), origin);
+  c.partial_rotary_factor = get_float(j, "partial_rotary_factor", 1.0f, origin);
+  if (!has(j, "rope_scaling") && has(j, "rope_parameters")) {  // transformers v5's one block
+    c.rope_scaling = parse_rope_parameters(j.at("rope_parameters"), origin, &c.rope_theta,
+                                           &c.partial_rotary_factor);
+  }
 
   // Sliding-window attention equals full attention while the context fits in the window.
   int32_t window = 0;
@@ -259,7 +252,14 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
              has(j, "sliding_window")) {
     window = get_int(j, "sliding_window", std::nullopt, origin);
   }
-  if (window > 0 && window < c.max_position_embeddings) c.max_position_embeddings = window;
+  if (window > 0 && window < c.max_position_embeddings) {
+    // A scaled context would outgrow the window that capping relies on (vLLM refuses this too).
+    if (c.rope_scaling.type != RopeType::none) {
+      fail(origin, "sliding_window " + std::to_string(window) + " together with rope_scaling " +
+                       rope_type_name(c.rope_scaling.type) + " is not supported");
+    }
+    c.max_position_embeddings = window;
+  }
 
   if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
   read_moe_fields(j, origin, &c);
@@ -313,7 +313,8 @@ std::string ModelConfig::to_json() const {
   j["max_position_embeddings"] = max_position_embeddings;
   j["rope_theta"] = shortest(rope_theta);
   j["rms_norm_eps"] = shortest(rms_norm_eps);
-  j["rope_scaling"] = nullptr;
+  j["rope_scaling"] = rope_scaling_to_json(rope_scaling);
+  if (partial_rotary_factor != 1.0f) j["partial_rotary_factor"] = shortest(partial_rotary_factor);
   j["hidden_act"] = "silu";
   j["tie_word_embeddings"] = tie_word_embeddings;
   if (model_type != "qwen2") j["attention_bias"] = false;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "model/moe_config.h"
+#include "model/rope_scaling.h"
 
 namespace ps {
 
@@ -21,6 +22,8 @@ struct ModelConfig {
   // the window, full causal attention is exact, so the engine needs no window mask.
   int32_t max_position_embeddings = 4096;
   float rope_theta = 1e6f;
+  RopeScaling rope_scaling;            // config.json `rope_scaling` (RopeType::none: plain RoPE)
+  float partial_rotary_factor = 1.0f;  // rotary dim = int(head_dim * factor); the rest passes
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
@@ -43,6 +46,12 @@ struct ModelConfig {
   // Throws std::runtime_error (prefixed with `origin`) when the shape is inconsistent: non-positive
   // sizes, heads not a multiple of kv heads, flags that contradict model_type.
   void validate(const std::string& origin) const;
+
+  // The longest context the engine allows: max_position_embeddings, stretched by rope_scaling as
+  // vLLM does (scaled_context_len in model/rope_scaling.h).
+  int32_t max_context_len() const {
+    return scaled_context_len(rope_scaling, max_position_embeddings);
+  }
 
   int64_t q_size() const { return int64_t{num_attention_heads} * head_dim; }
   int64_t kv_size() const { return int64_t{num_key_value_heads} * head_dim; }

@@ -128,15 +128,17 @@ struct ModelRunner::Impl {
   Projection lm_head;
   std::vector<PackedLayer> layers;
   std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
-  at::Tensor inv_freq;                       // [head_dim / 2], as HF computes it
+  RopeFrequencies rope;                      // inv_freq [rotary_dim / 2], attention factor
+  at::Tensor inv_freq;                       // rope.inv_freq as a tensor
   Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
   MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
   std::string kernel_summary;
 
   void rope_tables(const StepPlan& plan) {
-    const int64_t T = plan.num_tokens(), half = c.head_dim / 2;
-    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq.
+    const int64_t T = plan.num_tokens(), half = rope.rotary_dim / 2;
+    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq; then cos and
+    // sin times the attention factor (1 but for yarn), as HF's rotary embedding scales them.
     const at::Tensor pos =
         at::from_blob(const_cast<int32_t*>(plan.positions.data()), {T}, at::kInt).to(at::kFloat);
     const at::Tensor angles = at::outer(pos, inv_freq);
@@ -144,6 +146,10 @@ struct ModelRunner::Impl {
     at::Tensor sin_t = at::from_blob(sin.get(T * half), {T, half});
     at::cos_out(cos_t, angles);
     at::sin_out(sin_t, angles);
+    if (rope.attention_factor != 1.0f) {
+      cos_t.mul_(rope.attention_factor);
+      sin_t.mul_(rope.attention_factor);
+    }
   }
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
@@ -193,6 +199,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qr.num_heads = c.num_attention_heads;
     qr.num_kv_heads = c.num_key_value_heads;
     qr.head_dim = c.head_dim;
+    qr.rotary_dim = rope.rotary_dim;
     qr.q_norm = ptr(w.q_norm);
     qr.k_norm = ptr(w.k_norm);
     qr.eps = c.rms_norm_eps;
@@ -275,9 +282,8 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   m.lm_head = projection(lm_head.contiguous(), tuner);
   for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c, tuner));
   m.kernel_summary = tuner.summary();
-  const at::Tensor exponent =
-      at::arange(0, c.head_dim, 2, at::kLong).to(at::kFloat) / int64_t{c.head_dim};
-  m.inv_freq = at::reciprocal(at::pow(double(c.rope_theta), exponent)).contiguous();
+  m.rope = rope_frequencies(c);
+  m.inv_freq = at::from_blob(m.rope.inv_freq.data(), {int64_t(m.rope.inv_freq.size())});
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     // Zeroed, so the pages are committed here rather than on the first steps that touch them.
     m.k_cache.push_back(

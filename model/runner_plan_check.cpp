@@ -38,8 +38,9 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
     const int32_t ctx = p.context_len[s];
     if (qlen < 0) fail("query_start decreases" + at_seq(s));
     if (ctx < qlen) fail("context_len is shorter than the new tokens" + at_seq(s));
-    if (ctx > c.max_position_embeddings)
-      fail("context_len exceeds max_position_embeddings" + at_seq(s));
+    if (ctx > c.max_context_len())
+      fail("context_len exceeds the model's context (max_position_embeddings, rope-scaled)" +
+           at_seq(s));
     const int32_t blocks = (ctx + block_size - 1) / block_size;
     if (blocks > p.max_blocks_per_seq)
       fail("context_len needs more blocks than the table has" + at_seq(s));
