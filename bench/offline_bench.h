@@ -25,7 +25,9 @@ struct ModeResult {
   uint64_t steps = 0;
   // Shares of the engine's step time (DESIGN §7: scheduling must stay far below the model).
   double schedule_share = 0, forward_share = 0, sample_share = 0, emit_share = 0;
-  std::string kernels;  // Engine::kernel_summary: the ISA and linear kernels this mode ran on
+  std::string kernels;       // Engine::kernel_summary: the ISA and linear kernels this mode ran on
+  int64_t weight_bytes = 0;  // held by the engine's runner
+  int64_t weight_bytes_per_token = 0;  // read by one decode step
   double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
   double output_tok_s() const { return output_tokens / seconds; }
 };
