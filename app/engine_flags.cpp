@@ -74,6 +74,7 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("flag --kernel: ") + e.what());
   }
+  (void)load_options_from_flags(flags);  // --dtype is checked here, before anything loads
   try {
     c.runner.quantization = parse_quantization(flags.str("quantization", "none"));
   } catch (const std::invalid_argument& e) {
@@ -88,8 +89,9 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   }
   if (c.runner.quantization == WeightQuantization::int8 &&
       c.runner.linear_mode == LinearMode::blas) {
-    throw UsageError("flag --quantization int8 runs on the packed kernel; it cannot be combined "
-                     "with --kernel blas");
+    throw UsageError(
+        "flag --quantization int8 runs on the packed kernel; it cannot be combined "
+        "with --kernel blas");
   }
   if (flags.has("quantization-group") && c.runner.quantization != WeightQuantization::int8) {
     throw UsageError("flag --quantization-group needs --quantization int8");
