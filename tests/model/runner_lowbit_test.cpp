@@ -202,6 +202,37 @@ TEST(LowbitRunner, Int8StaysCloseToFp32) {
   }
 }
 
+// The same comparison on the shipped trained model (models/tiny, a bf16 checkpoint widened to
+// fp32): prompts cut from its own vocabulary, teacher-forced; the eval e2e test
+// (tests/e2e/lowbit_weights.sh) checks its answers.
+TEST(LowbitRunner, Int8OnTheShippedModel) {
+  const LoadedModel m = load_model(std::string(PAGEDSERVE_SOURCE_DIR) + "/models/tiny");
+  const int32_t V = m.config.vocab_size;
+  ModelRunner fp32(m.weights, KvCacheSpec{256, 16}, packed_options());
+  RunnerOptions o = packed_options();
+  o.quantization = WeightQuantization::int8;
+  ModelRunner i8(m.weights, KvCacheSpec{256, 16}, o);
+  double worst = 0, spread = 0;
+  int agree = 0;
+  const int prompts = 16;
+  for (int s = 0; s < prompts; ++s) {
+    const std::vector<int32_t> prompt = random_tokens(8 + s, V, 300 + s);
+    const std::vector<float> a = run_sequence(fp32, prompt, 2, 16, (s % 8) * 16);
+    const std::vector<float> b = run_sequence(i8, prompt, 2, 16, (s % 8) * 16);
+    worst = std::max(worst, max_abs_diff(a, b.data()));
+    const auto [lo, hi] = std::minmax_element(a.begin(), a.end());
+    spread = std::max(spread, double(*hi - *lo));
+    agree += std::max_element(a.begin(), a.end()) - a.begin() ==
+             std::max_element(b.begin(), b.end()) - b.begin();
+  }
+  std::printf(
+      "shipped model, int8 per channel vs fp32: max |logit diff| %.4f (logit spread %.2f), "
+      "argmax agrees %d/%d\n",
+      worst, spread, agree, prompts);
+  EXPECT_LT(worst, 0.05 * spread);
+  EXPECT_GE(agree, prompts - 2);
+}
+
 TEST(LowbitRunner, Bf16KvCacheHalvesBytesKeepsBatchInvarianceAndTracksTheOracle) {
   const ModelConfig c = lowbit_config();
   EXPECT_EQ(ModelRunner::kv_bytes_per_block(c, 16, KvCacheDtype::bf16) * 2,
