@@ -3,7 +3,10 @@
 //            with the machine's bandwidth and GEMM limits measured in the same run.
 //   serve:   an HTTP load generator against a running server, over a sweep of concurrencies.
 //   prefix:  TTFT with a long shared system prompt, cold vs warm prefix cache.
+#include <sys/resource.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -111,6 +114,28 @@ void print_workload(const Workload& w) {
       static_cast<long long>(w.output_tokens()));
 }
 
+// Weight bytes the runner holds and reads per token, the checkpoint's size on disk, and this
+// process's peak RSS so far (loading and packing included): the memory figures of issue #21.
+void print_memory(const std::string& dir, const ModeResult& r, json* report) {
+  double checkpoint = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".safetensors") checkpoint += double(e.file_size(ec));
+  }
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  const double peak_rss = double(ru.ru_maxrss) * 1024.0;  // Linux reports KiB
+  std::printf(
+      "memory: weights %.1f MB held, %.1f MB read per decode token; checkpoint %.1f MB; peak RSS "
+      "%.1f MB (%.2fx the checkpoint)\n",
+      r.weight_bytes / 1e6, r.weight_bytes_per_token / 1e6, checkpoint / 1e6, peak_rss / 1e6,
+      checkpoint > 0 ? peak_rss / checkpoint : 0.0);
+  (*report)["memory"] = {{"weight_bytes", r.weight_bytes},
+                         {"weight_bytes_per_token", r.weight_bytes_per_token},
+                         {"checkpoint_bytes", checkpoint},
+                         {"peak_rss_bytes", peak_rss}};
+}
+
 int bench_offline(int argc, char** argv) {
   std::set<std::string> valued = {"model",      "num-prompts", "input-len",
                                   "output-len", "range-ratio", "dataset",
@@ -121,7 +146,7 @@ int bench_offline(int argc, char** argv) {
   EngineConfig config = engine_config_from_flags(flags);
 
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
-  LoadedModel model = load_model(dir);
+  LoadedModel model = load_model(dir, load_options_from_flags(flags));
   const Workload w = workload_from_flags(
       flags, model.config.vocab_size, [&](const std::string& s) { return tokenizer->encode(s); });
   print_workload(w);
@@ -134,6 +159,7 @@ int bench_offline(int argc, char** argv) {
   ModeResult cont =
       run_offline_mode("continuous", model, tokenizer, config, w, config.max_num_seqs);
   std::printf("kernels: %s\n", cont.kernels.c_str());
+  print_memory(dir, cont, &report);
   print_mode(cont);
   report["continuous"] = to_json(cont);
   std::optional<ModeResult> single_run;
@@ -146,7 +172,10 @@ int bench_offline(int argc, char** argv) {
     std::printf("continuous / single output throughput: %.2fx\n", ratio);
     report["ratio_output_tok_s"] = ratio;
     if (!flags.on("no-probe")) {
-      const double bytes = static_cast<double>(weight_bytes(model.config));
+      // The bytes one decode step reads at the dtype in use (fp32 figures when not reported).
+      const double bytes = cont.weight_bytes_per_token > 0
+                               ? static_cast<double>(cont.weight_bytes_per_token)
+                               : static_cast<double>(weight_bytes(model.config));
       // Bandwidth over a buffer the size of the weights: what one decode step reads (from L3
       // where the model fits in it, from DRAM where it does not).
       MachineLimits m = probe_machine(static_cast<int64_t>(bytes));
@@ -158,8 +187,8 @@ int bench_offline(int argc, char** argv) {
           "OpenBLAS %.1f and packed-%s %.1f)\n",
           m.read_bandwidth_gbs, m.bandwidth_buffer_bytes / 1e6, m.gemm_gflops, m.blas_gemm_gflops,
           m.packed_isa.c_str(), m.packed_gemm_gflops);
-      std::printf("model: %.1f MB of fp32 weights, %.1f MFLOP per token (matmuls)\n", bytes / 1e6,
-                  flops / 1e6);
+      std::printf("model: %.1f MB of weights read per token, %.1f MFLOP per token (matmuls)\n",
+                  bytes / 1e6, flops / 1e6);
       std::printf(
           "bandwidth floor (batch-1 decode): %.1f tok/s; single-request decode reaches "
           "%.0f%% of it (1/TPOT = %.1f tok/s)\n",

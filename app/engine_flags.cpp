@@ -16,7 +16,8 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
                            std::set<std::string> switches) {
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
                  "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
-                 "kernel", "kernel-isa"});
+                 "kernel", "kernel-isa", "dtype", "quantization", "quantization-group",
+                 "kv-cache-dtype"});
   valued.merge(speculative_flag_names());
   switches.insert("no-prefix-caching");
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
@@ -76,6 +77,33 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("flag --kernel: ") + e.what());
   }
+  (void)load_options_from_flags(flags);  // --dtype is checked here, before anything loads
+  try {
+    c.runner.quantization = parse_quantization(flags.str("quantization", "none"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("flag --quantization: ") + e.what());
+  }
+  c.runner.quantization_group = flags.i64("quantization-group", 0);
+  if (c.runner.quantization_group < 0 || c.runner.quantization_group > (1 << 20)) {
+    throw UsageError(
+        "flag --quantization-group must be 0 (per output channel) or a positive "
+        "number of input columns per scale, got " +
+        std::to_string(c.runner.quantization_group));
+  }
+  if (c.runner.quantization == WeightQuantization::int8 &&
+      c.runner.linear_mode == LinearMode::blas) {
+    throw UsageError(
+        "flag --quantization int8 runs on the packed kernel; it cannot be combined "
+        "with --kernel blas");
+  }
+  if (flags.has("quantization-group") && c.runner.quantization != WeightQuantization::int8) {
+    throw UsageError("flag --quantization-group needs --quantization int8");
+  }
+  try {
+    c.runner.kv_cache_dtype = parse_kv_cache_dtype(flags.str("kv-cache-dtype", "auto"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("flag --kv-cache-dtype: ") + e.what());
+  }
   // The ISA is a process-wide choice (every kernel dispatches on it), forced here before the
   // engine packs and tunes its weights.
   if (const std::string isa = flags.str("kernel-isa", "auto"); isa != "auto") {
@@ -129,8 +157,25 @@ std::string model_dir_from_flags(const Flags& flags) {
   return model_location_from_flags(flags).dir;
 }
 
+LoadOptions load_options_from_flags(const Flags& flags) {
+  LoadOptions o;
+  try {
+    o.dtype = parse_model_dtype(flags.str("dtype", "auto"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("flag --dtype: ") + e.what());
+  }
+  if (flags.has("lora")) {
+    if (o.dtype != ModelDtype::auto_dtype && o.dtype != ModelDtype::f32) {
+      throw UsageError("flag --dtype " + flags.str("dtype", "") +
+                       " cannot be combined with --lora (the merge needs float32 weights)");
+    }
+    o.dtype = ModelDtype::f32;
+  }
+  return o;
+}
+
 LoadedModel load_model_with_lora(const Flags& flags, const std::string& dir) {
-  LoadedModel model = load_model(dir);
+  LoadedModel model = load_model(dir, load_options_from_flags(flags));
   if (auto adapter = flags.opt("lora")) {
     LoraReport r;
     model = merge_lora(model, *adapter, &r);

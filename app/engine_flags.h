@@ -11,8 +11,9 @@ namespace ps {
 
 // A command's flags plus the engine's: --block-size --num-blocks --kv-cache-memory
 // --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora --revision
-// --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic, --speculative ngram and its
-// tuning flags (app/speculative_flags.h), and the switch --no-prefix-caching.
+// --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic --dtype --quantization
+// --quantization-group --kv-cache-dtype (model_dtype.h), --speculative ngram and its tuning
+// flags (app/speculative_flags.h), and the switch --no-prefix-caching.
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches);
 EngineConfig engine_config_from_flags(const Flags& flags);
@@ -32,5 +33,9 @@ std::string model_dir_from_flags(const Flags& flags);  // model_location_from_fl
 // load_model(dir), then, when --lora ADAPTER is given, the adapter merged in (convert/lora_merge.h)
 // so an adapter can be tried without writing a new checkpoint. Says on stderr what it merged.
 LoadedModel load_model_with_lora(const Flags& flags, const std::string& dir);
+
+// --dtype auto|float32|bfloat16|float16 for load_model. A LoRA merge computes on fp32 weights,
+// so with --lora, auto means float32 and another explicit dtype is a UsageError.
+LoadOptions load_options_from_flags(const Flags& flags);
 
 }  // namespace ps

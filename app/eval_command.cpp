@@ -121,7 +121,9 @@ int eval_command(int argc, char** argv) {
 
   const std::string dir = model_dir_from_flags(flags);
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
-  LoadedModel model = load_model(dir);
+  // The naive forward (train/) computes on fp32 weights; the engine takes --dtype.
+  LoadedModel model =
+      flags.on("naive") ? load_model(dir) : load_model(dir, load_options_from_flags(flags));
   std::unique_ptr<Engine> engine;
   if (!flags.on("naive")) {
     engine = std::make_unique<Engine>(model, tokenizer, engine_config_from_flags(flags));

@@ -30,6 +30,8 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
   ModeResult r;
   r.mode = name;
   r.kernels = engine.kernel_summary();
+  r.weight_bytes = engine.stats().weight_bytes;
+  r.weight_bytes_per_token = engine.stats().weight_bytes_per_token;
   const size_t n = workload.size();
   std::vector<Timing> timings(n);
   std::atomic<size_t> next{0};

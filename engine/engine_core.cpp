@@ -48,7 +48,8 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   check_speculative_config(config_.speculative);
   num_blocks_ = config_.num_blocks;
   if (num_blocks_ <= 0) {
-    int64_t per_block = ModelRunner::kv_bytes_per_block(mc, config_.block_size);
+    int64_t per_block =
+        ModelRunner::kv_bytes_per_block(mc, config_.block_size, config_.runner.kv_cache_dtype);
     num_blocks_ = static_cast<int32_t>(std::max<int64_t>(1, config_.kv_cache_memory / per_block));
   }
   // A sequence can never be longer than the whole pool, nor than the model's positions.
@@ -67,6 +68,8 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   runner_ = std::make_unique<ModelRunner>(
       model_.weights, KvCacheSpec{num_blocks_, config_.block_size}, config_.runner);
   stats_.kernels = runner_->kernel_summary();
+  stats_.weight_bytes = runner_->weight_bytes();
+  stats_.weight_bytes_per_token = runner_->weight_bytes_per_token();
 
   token_bytes_ =
       padded(tokenizer_->bytes_table(), static_cast<size_t>(mc.vocab_size), std::string());

@@ -48,6 +48,8 @@ struct EngineStats {
   HistogramSnapshot queue_time;
   // What the model runs on (ModelRunner::kernel_summary): set once at start.
   std::string kernels;
+  int64_t weight_bytes = 0;            // held by the runner (model_runner.h)
+  int64_t weight_bytes_per_token = 0;  // of them, read by one decode step
 };
 
 }  // namespace ps

@@ -62,9 +62,18 @@ class CheckpointFiles {
   // The file that lists tensors: named when a tensor is missing from all of them.
   const std::string& listing() const { return listing_; }
 
+  // Shared ownership of an open file, so tensors that view its mapping keep it alive.
+  std::shared_ptr<const SafetensorsFile> owner(const SafetensorsFile* f) const {
+    for (const auto& p : files_) {
+      if (p.get() == f) return p;
+    }
+    return nullptr;
+  }
+  const std::vector<std::shared_ptr<SafetensorsFile>>& files() const { return files_; }
+
  private:
   void open_single(const std::string& path) {
-    files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(path)));
+    files_.push_back(std::make_shared<SafetensorsFile>(SafetensorsFile::open(path)));
     const SafetensorsFile& f = *files_.back();
     for (const SafetensorsTensor& t : f.header().tensors) where_[t.name] = Found{&f, &t};
   }
@@ -101,7 +110,7 @@ class CheckpointFiles {
         if (!fs::exists(shard_path)) {
           fail_tensor(index_path, tensor, "its shard " + shard_path + " does not exist");
         }
-        files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(shard_path)));
+        files_.push_back(std::make_shared<SafetensorsFile>(SafetensorsFile::open(shard_path)));
         it = by_name.emplace(shard_name, files_.back().get()).first;
       }
       const SafetensorsFile* f = it->second;
@@ -114,7 +123,7 @@ class CheckpointFiles {
   }
 
   std::string listing_;
-  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::shared_ptr<SafetensorsFile>> files_;
   std::unordered_map<std::string, Found> where_;
 };
 
@@ -156,11 +165,65 @@ at::Tensor to_fp32(const CheckpointFiles::Found& src) {
   return out;
 }
 
+at::ScalarType scalar_type_of(ModelDtype d) {
+  switch (d) {
+    case ModelDtype::bf16:
+      return at::kBFloat16;
+    case ModelDtype::f16:
+      return at::kHalf;
+    case ModelDtype::f32:
+    case ModelDtype::auto_dtype:
+      break;
+  }
+  return at::kFloat;
+}
+
+ModelDtype stored_dtype(const CheckpointFiles& files) {
+  const CheckpointFiles::Found* q = files.find("model.layers.0.self_attn.q_proj.weight");
+  if (q == nullptr) return ModelDtype::f32;
+  if (q->tensor->dtype == SafetensorsDtype::kBF16) return ModelDtype::bf16;
+  if (q->tensor->dtype == SafetensorsDtype::kF16) return ModelDtype::f16;
+  return ModelDtype::f32;
+}
+
+// A matrix at `want`: a view of the mapping when the file stores exactly that (and 2-byte
+// aligned, as every writer we know aligns), else a converted copy.
+at::Tensor load_matrix(const CheckpointFiles& files, const CheckpointFiles::Found& src,
+                       at::ScalarType want, bool* viewed) {
+  if (want == at::kFloat) return to_fp32(src);
+  const SafetensorsTensor& t = *src.tensor;
+  const at::ScalarType stored = t.dtype == SafetensorsDtype::kBF16  ? at::kBFloat16
+                                : t.dtype == SafetensorsDtype::kF16 ? at::kHalf
+                                                                    : at::kFloat;
+  const std::span<const uint8_t> bytes = src.file->bytes(t);
+  if (stored == want && reinterpret_cast<uintptr_t>(bytes.data()) % 2 == 0) {
+    std::shared_ptr<const SafetensorsFile> keep = files.owner(src.file);
+    *viewed = true;
+    return at::from_blob(
+        const_cast<uint8_t*>(bytes.data()), t.shape, [keep](void*) {},
+        at::TensorOptions().dtype(want));
+  }
+  return to_fp32(src).to(want);
+}
+
 }  // namespace
 
+ModelDtype resolve_model_dtype(const std::string& model_dir, ModelDtype asked) {
+  if (asked != ModelDtype::auto_dtype) return asked;
+  return stored_dtype(CheckpointFiles(model_dir));
+}
+
 LoadedModel load_model(const std::string& model_dir) {
+  return load_model(model_dir, LoadOptions{});
+}
+
+LoadedModel load_model(const std::string& model_dir, const LoadOptions& options) {
   ModelConfig config = ModelConfig::from_dir(model_dir);
   const CheckpointFiles files(model_dir);
+  const ModelDtype dtype =
+      options.dtype == ModelDtype::auto_dtype ? stored_dtype(files) : options.dtype;
+  const at::ScalarType matrix_type = scalar_type_of(dtype);
+  bool viewed = false;  // some matrix views the mapping: keep the files open
   const std::string config_path = (fs::path(model_dir) / "config.json").string();
 
   // A config that leaves tie_word_embeddings to the library default, with a checkpoint that
@@ -185,7 +248,11 @@ LoadedModel load_model(const std::string& model_dir) {
                   "shape " + shape_string(src->tensor->shape) + " does not match " + config_path +
                       ", which implies " + shape_string(slot.shape));
     }
-    *slot.tensor = to_fp32(*src);
+    *slot.tensor =
+        slot.shape.size() == 2 ? load_matrix(files, *src, matrix_type, &viewed) : to_fp32(*src);
+  }
+  if (viewed) {
+    for (const auto& f : files.files()) weights->mapped.push_back(f);
   }
   if (config.tie_word_embeddings) weights->lm_head = weights->embed_tokens;
   return LoadedModel{config, std::move(weights)};

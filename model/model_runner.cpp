@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "model/lowbit_weights.h"
 #include "model/model_weights.h"
 #include "model/moe_layer.h"
 #include "model/paged_attention.h"
@@ -41,22 +42,39 @@ struct PackedLayer {
   std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
 };
 
-// The weight in the form(s) the tuner's plan for its shape runs.
-Projection projection(const at::Tensor& w, LinearTuner& tuner) {
-  if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.is_contiguous()) {
-    throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D fp32 matrix");
-  }
-  return Projection(w, tuner.plan_for(w.data_ptr<float>(), w.size(0), w.size(1)));
+// A checkpoint matrix, contiguous, in its own dtype (fp32, or bf16/f16 kept narrow).
+at::Tensor matrix(const at::Tensor& t, const char* name) {
+  if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
+  return t.contiguous();
 }
 
-PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner) {
+// The weight in the form(s) the tuner's plan for its shape runs; narrow or quantized weights
+// are packed panels only (lowbit_weights.h).
+Projection projection(const at::Tensor& w, LinearTuner& tuner, const RunnerOptions& o) {
+  if (w.dim() != 2 || !w.is_contiguous()) {
+    throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D matrix");
+  }
+  const PanelFormat format = panel_format_for(w.scalar_type(), o.quantization);
+  if (format == PanelFormat::i8 && o.linear_mode == LinearMode::blas) {
+    throw std::invalid_argument("--quantization int8 runs on the packed kernel, not --kernel blas");
+  }
+  // --kernel blas asks for OpenBLAS, which computes on fp32: a bf16/f16 matrix is widened for it.
+  if (format == PanelFormat::f32 || o.linear_mode == LinearMode::blas) {
+    const at::Tensor f = w.to(at::kFloat).contiguous();
+    return Projection(f, tuner.plan_for(f.data_ptr<float>(), f.size(0), f.size(1)));
+  }
+  return Projection(w, format, o.quantization_group);
+}
+
+PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,
+                       const RunnerOptions& o) {
   PackedLayer p;
   p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
-  p.qkv = projection(at::cat({dense_f32(l.q_proj, "q_proj"), dense_f32(l.k_proj, "k_proj"),
-                              dense_f32(l.v_proj, "v_proj")},
-                             0)
-                         .contiguous(),
-                     tuner);
+  p.qkv = projection(
+      at::cat({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"), matrix(l.v_proj, "v_proj")},
+              0)
+          .contiguous(),
+      tuner, o);
   if (c.attention_bias) {
     p.qkv_bias = at::cat({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
                           dense_f32(l.v_bias, "v_bias")})
@@ -66,17 +84,16 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.q_norm = dense_f32(l.q_norm, "q_norm");
     p.k_norm = dense_f32(l.k_norm, "k_norm");
   }
-  p.o_proj = projection(dense_f32(l.o_proj, "o_proj"), tuner);
+  p.o_proj = projection(matrix(l.o_proj, "o_proj"), tuner, o);
   p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
   const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
   if (l.moe.defined()) {
     p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);
   } else {
     p.gate_up = projection(
-        at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
-            .contiguous(),
-        tuner);
-    p.down = projection(dense_f32(l.down_proj, "down_proj"), tuner);
+        at::cat({matrix(l.gate_proj, "gate_proj"), matrix(l.up_proj, "up_proj")}, 0).contiguous(),
+        tuner, o);
+    p.down = projection(matrix(l.down_proj, "down_proj"), tuner, o);
   }
   const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
   const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
@@ -128,8 +145,9 @@ struct ModelRunner::Impl {
   Projection lm_head;
   std::vector<PackedLayer> layers;
   std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
-  RopeFrequencies rope;                      // inv_freq [rotary_dim / 2], attention factor
-  at::Tensor inv_freq;                       // rope.inv_freq as a tensor
+  KvCacheDtype kv_dtype = KvCacheDtype::f32;
+  RopeFrequencies rope;  // inv_freq [rotary_dim / 2], attention factor
+  at::Tensor inv_freq;   // rope.inv_freq as a tensor
   Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
   MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
@@ -153,6 +171,14 @@ struct ModelRunner::Impl {
   }
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
+
+  int64_t weight_bytes_per_token() const {
+    int64_t total = lm_head.bytes();
+    for (const PackedLayer& l : layers) {
+      total += l.qkv.bytes() + l.o_proj.bytes() + l.gate_up.bytes() + l.down.bytes();
+    }
+    return total;
+  }
 };
 
 void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits) {
@@ -165,10 +191,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   if (T == 0) return;
 
   float* xs = x.get(T * H);
-  const float* emb = ptr(embed);
-  for (int64_t t = 0; t < T; ++t) {
-    std::memcpy(xs + t * H, emb + int64_t{plan.token_ids[t]} * H, sizeof(float) * H);
-  }
+  gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
   rope_tables(plan);
 
   PagedAttentionArgs pa;
@@ -206,17 +229,21 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qr.cos = cos.v.data();
     qr.sin = sin.v.data();
     qk_norm_rope(qr);
-    float* kc = k_cache[l].data_ptr<float>();
-    float* vc = v_cache[l].data_ptr<float>();
-    write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T), int32_t(KV),
-                   kc, vc);
+    void* kc = k_cache[l].data_ptr();
+    void* vc = v_cache[l].data_ptr();
+    if (kv_dtype == KvCacheDtype::bf16) {
+      write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
+                          int32_t(KV), static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
+    } else {
+      write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
+                     int32_t(KV), static_cast<float*>(kc), static_cast<float*>(vc));
+    }
     const bool last = l == L - 1;
     // The last layer's output is only read at the sampled rows: past its K/V write, it runs on
     // those R rows alone (and not at all on a step that samples nothing).
     if (last && R == 0) break;
     pa.q = qkvs;
-    pa.k_cache = kc;
-    pa.v_cache = vc;
+    pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
     pa.out = attn.get(T * Q);
     paged_attention(pa);
     int64_t M = T;
@@ -270,26 +297,35 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
       int64_t(m.weights->layers.size()) != c.num_hidden_layers) {
     throw std::invalid_argument("ModelRunner: config and weights disagree");
   }
-  m.embed = dense_f32(m.weights->embed_tokens, "embed_tokens");
+  m.embed = matrix(m.weights->embed_tokens, "embed_tokens");
   m.final_norm = dense_f32(m.weights->norm, "norm");
   const at::Tensor lm_head =
-      m.weights->lm_head.defined() ? dense_f32(m.weights->lm_head, "lm_head") : m.embed;
+      m.weights->lm_head.defined() ? matrix(m.weights->lm_head, "lm_head") : m.embed;
   if (m.embed.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size} ||
       lm_head.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size}) {
     throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
   }
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
-  m.lm_head = projection(lm_head.contiguous(), tuner);
-  for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c, tuner));
-  m.kernel_summary = tuner.summary();
+  m.lm_head = projection(lm_head.contiguous(), tuner, options);
+  release_mapped_pages(*m.weights, lm_head);  // a tied embedding's rows fault back in on lookup
+  for (const LayerWeights& l : m.weights->layers) {
+    m.layers.push_back(pack_layer(l, c, tuner, options));
+    release_layer_pages(*m.weights, l);
+  }
+  m.kernel_summary = tuner.summary() + "; weights " + panel_format_name(m.lm_head.packed_format()) +
+                     " (" + std::to_string(m.weight_bytes_per_token() / 1000000) +
+                     " MB read per token)" + "; kv cache " +
+                     kv_cache_dtype_name(options.kv_cache_dtype);
+  m.kv_dtype = options.kv_cache_dtype;
+  const at::ScalarType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? at::kBFloat16 : at::kFloat;
   m.rope = rope_frequencies(c);
   m.inv_freq = at::from_blob(m.rope.inv_freq.data(), {int64_t(m.rope.inv_freq.size())});
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     // Zeroed, so the pages are committed here rather than on the first steps that touch them.
     m.k_cache.push_back(
-        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}));
+        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
     m.v_cache.push_back(
-        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}));
+        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
   }
 }
 
@@ -313,8 +349,24 @@ const std::string& ModelRunner::kernel_summary() const {
   return impl_->kernel_summary;
 }
 
-int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size) {
-  return 2 * int64_t{c.num_hidden_layers} * block_size * c.kv_size() * int64_t(sizeof(float));
+int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size,
+                                        KvCacheDtype dtype) {
+  return 2 * int64_t{c.num_hidden_layers} * block_size * c.kv_size() * kv_cache_dtype_bytes(dtype);
+}
+
+int64_t ModelRunner::weight_bytes() const {
+  const Impl& m = *impl_;
+  auto bytes = [](const at::Tensor& t) { return t.defined() ? int64_t(t.nbytes()) : 0; };
+  int64_t total = m.weight_bytes_per_token() + bytes(m.embed) + bytes(m.final_norm);
+  for (const PackedLayer& l : m.layers) {
+    total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
+             bytes(l.post_norm);
+  }
+  return total;
+}
+
+int64_t ModelRunner::weight_bytes_per_token() const {
+  return impl_->weight_bytes_per_token();
 }
 
 }  // namespace ps

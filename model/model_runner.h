@@ -8,6 +8,7 @@
 
 #include "model/linear_tuner.h"
 #include "model/model_config.h"
+#include "model/model_dtype.h"
 #include "scheduler/step_plan.h"
 
 namespace ps {
@@ -25,6 +26,12 @@ struct RunnerOptions {
   LinearMode linear_mode = LinearMode::auto_tune;
   double tuning_budget_s = 2.0;
   std::string tuning_cache;  // "" default location, "off" none
+  // --quantization int8: every projection (and lm_head) packed as int8 with fp32 scales, one
+  // per output channel (group 0) or per `quantization_group` input columns.
+  WeightQuantization quantization = WeightQuantization::none;
+  int64_t quantization_group = 0;
+  // --kv-cache-dtype: the cache's element type (attention computes in fp32 either way).
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::f32;
 };
 
 class ModelRunner {
@@ -42,8 +49,14 @@ class ModelRunner {
   const ModelConfig& config() const;
   // The kernels this runner uses: ISA, linear mode, and each projection shape's plan.
   const std::string& kernel_summary() const;
-  // Bytes of K and V cache one block takes across all layers (fp32 on CPU).
-  static int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size);
+  // Bytes of K and V cache one block takes across all layers.
+  static int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size,
+                                    KvCacheDtype dtype = KvCacheDtype::f32);
+  // Weight bytes this runner holds (packed projections, lm_head, embedding, norms), and the
+  // part of them one decode step reads (every projection and lm_head): the bandwidth floor's
+  // numerator.
+  int64_t weight_bytes() const;
+  int64_t weight_bytes_per_token() const;
 
  private:
   struct Impl;

@@ -46,3 +46,14 @@ std::vector<WeightSlot> weight_slots(ModelWeights& w) {
 }
 
 }  // namespace ps
+
+namespace ps {
+
+void release_mapped_pages(const ModelWeights& weights, const at::Tensor& t) {
+  if (!t.defined()) return;
+  for (const auto& f : weights.mapped) {
+    if (f->release_pages(t.data_ptr(), size_t(t.nbytes()))) return;
+  }
+}
+
+}  // namespace ps

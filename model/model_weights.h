@@ -2,11 +2,13 @@
 // The tensors of a decoder checkpoint. Includes ATen: only model/ sources include this header.
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/model_config.h"
 #include "model/moe_weights.h"
+#include "model/safetensors_reader.h"
 
 namespace ps {
 
@@ -30,7 +32,14 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   at::Tensor norm;     // [hidden]
   at::Tensor lm_head;  // [vocab, hidden]; the same storage as embed_tokens when tied
+  // The checkpoint files that bf16/f16 matrices view without a copy (loader.h LoadOptions).
+  std::vector<std::shared_ptr<const SafetensorsFile>> mapped;
 };
+
+// Drops the resident pages of `t` when it views one of weights.mapped (a read-only file
+// mapping: a later read faults them back in from the file), so a matrix the runner has packed
+// costs no memory twice. Anything else (an fp32 copy, a converted tensor) is left alone.
+void release_mapped_pages(const ModelWeights& weights, const at::Tensor& t);
 
 // One checkpoint tensor: its Hugging Face name, the shape config.json implies, and its field.
 struct WeightSlot {

@@ -16,8 +16,10 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, float eps) {
   return x * at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps) * w;
 }
 
+// bf16/f16 matrices (loader.h LoadOptions) are widened here, exactly, as the runner's kernels do.
 at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias = {}) {
-  return at::linear(x, w, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+  return at::linear(x, w.to(at::kFloat),
+                    bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
 }
 
 // cos and sin tables [T, 1, rotary_dim] for positions 0..T-1, built with the same fp32 ops as
@@ -85,7 +87,7 @@ std::vector<float> naive_logits(const ModelWeights& weights, const std::vector<i
   }
   const at::Tensor ids =
       at::from_blob(const_cast<int32_t*>(tokens.data()), {T}, at::kInt).to(at::kLong);
-  at::Tensor x = weights.embed_tokens.index_select(0, ids);
+  at::Tensor x = weights.embed_tokens.index_select(0, ids).to(at::kFloat);
   const auto [cos, sin] = rope_tables(T, rope_frequencies(c));
 
   for (const LayerWeights& l : weights.layers) {

@@ -36,12 +36,60 @@ __attribute__((always_inline)) inline void finish(__m256 r, float* y, const floa
   }
 }
 
+// 8 weights of a panel row widened to fp32 (F16C converts f16; int8's scale is applied by the
+// caller, per group).
+template <PanelFormat F>
+struct Wide;
+template <>
+struct Wide<PanelFormat::f32> {
+  using T = float;
+  __attribute__((always_inline)) static inline __m256 load(const float* w) {
+    return _mm256_loadu_ps(w);
+  }
+};
+template <>
+struct Wide<PanelFormat::bf16> {
+  using T = uint16_t;
+  __attribute__((always_inline)) static inline __m256 load(const uint16_t* w) {
+    const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  }
+};
+template <>
+struct Wide<PanelFormat::f16> {
+  using T = uint16_t;
+  __attribute__((always_inline)) static inline __m256 load(const uint16_t* w) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+  }
+};
+template <>
+struct Wide<PanelFormat::i8> {
+  using T = int8_t;
+  __attribute__((always_inline)) static inline __m256 load(const int8_t* w) {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w))));
+  }
+};
+
+// One step of k for R rows and NV weight vectors: R broadcasts, R NV FMAs.
+template <int R, int NV>
+__attribute__((always_inline)) inline void step(__m256 (&a)[R][NV], const __m256 (&wv)[NV],
+                                                const float* x, int64_t ldx, int64_t p) {
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    const __m256 b = _mm256_broadcast_ss(x + i * ldx + p);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) a[i][v] = _mm256_fmadd_ps(b, wv[v], a[i][v]);
+  }
+}
+
 // Rows [row, row + R) against panel columns [c0, c0 + 8 NV): per step of k, NV weight loads,
 // R broadcasts, R NV FMAs. NV = 2 for the 6-row tile (the panel in two passes, each reading
 // every other cache line of it); NV = 4 (the whole panel at once) for R <= 3, so a decode
 // step with few rows streams each panel once, contiguously.
-template <int R, int NV>
+template <int R, int NV, PanelFormat F>
 __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, int c0) {
+  using T = typename Wide<F>::T;
   __m256 a[R][NV];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
@@ -50,17 +98,29 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   }
   const float* x = j.x + row * j.ldx;
   const int64_t ldx = j.ldx;
-  const float* w = j.panel + c0;
+  const T* w = static_cast<const T*>(j.panel) + c0;
   const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
-  for (int64_t p = 0; p < k; ++p, w += kCols) {
-    __m256 wv[NV];
+  if constexpr (F == PanelFormat::i8) {
+    const float* s = j.scales + c0;
+    const int64_t group = j.group;
+    for (int64_t g0 = 0; g0 < k; g0 += group, s += kCols) {
+      __m256 sv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) wv[v] = _mm256_loadu_ps(w + 8 * v);
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      const __m256 b = _mm256_broadcast_ss(x + i * ldx + p);
+      for (int v = 0; v < NV; ++v) sv[v] = _mm256_loadu_ps(s + 8 * v);
+      const int64_t g1 = g0 + group < k ? g0 + group : k;
+      for (int64_t p = g0; p < g1; ++p, w += kCols) {
+        __m256 wv[NV];
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) a[i][v] = _mm256_fmadd_ps(b, wv[v], a[i][v]);
+        for (int v = 0; v < NV; ++v) wv[v] = _mm256_mul_ps(Wide<F>::load(w + 8 * v), sv[v]);
+        step<R, NV>(a, wv, x, ldx, p);
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < k; ++p, w += kCols) {
+      __m256 wv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) wv[v] = Wide<F>::load(w + 8 * v);
+      step<R, NV>(a, wv, x, ldx, p);
     }
   }
 #pragma GCC unroll 8
@@ -77,34 +137,49 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
 }
 
 // R rows against the whole panel.
-template <int R>
+template <int R, PanelFormat F>
 __attribute__((always_inline)) inline void rows_of(const PanelJob& j, int64_t row) {
   if constexpr (R <= 3) {
-    tile<R, 4>(j, row, 0);
+    tile<R, 4, F>(j, row, 0);
   } else {
-    tile<R, 2>(j, row, 0);
-    if (j.cols > 16) tile<R, 2>(j, row, 16);
+    tile<R, 2, F>(j, row, 0);
+    if (j.cols > 16) tile<R, 2, F>(j, row, 16);
   }
 }
 
-template <int R>
+template <int R, PanelFormat F>
 __attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, int64_t rows) {
   if constexpr (R > 0) {
     if (rows == R) {
-      rows_of<R>(j, row);
+      rows_of<R, F>(j, row);
     } else {
-      tail<R - 1>(j, row, rows);
+      tail<R - 1, F>(j, row, rows);
     }
   }
+}
+
+template <PanelFormat F>
+void panel(const PanelJob& j) {
+  constexpr int kRows = 6;
+  int64_t row = 0;
+  for (; row + kRows <= j.rows; row += kRows) rows_of<kRows, F>(j, row);
+  if (row < j.rows) tail<kRows - 1, F>(j, row, j.rows - row);
 }
 
 }  // namespace
 
 void panel_avx2(const PanelJob& j) {
-  constexpr int kRows = 6;
-  int64_t row = 0;
-  for (; row + kRows <= j.rows; row += kRows) rows_of<kRows>(j, row);
-  if (row < j.rows) tail<kRows - 1>(j, row, j.rows - row);
+  switch (j.format) {
+    case PanelFormat::bf16:
+      return panel<PanelFormat::bf16>(j);
+    case PanelFormat::f16:
+      return panel<PanelFormat::f16>(j);
+    case PanelFormat::i8:
+      return panel<PanelFormat::i8>(j);
+    case PanelFormat::f32:
+      break;
+  }
+  panel<PanelFormat::f32>(j);
 }
 
 }  // namespace ps

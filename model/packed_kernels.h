@@ -6,16 +6,28 @@
 // Every output element is one FMA chain over p = 0..k-1 from zero, then + bias, then + old y,
 // whatever the tile height: a row's result does not depend on how many rows share the call
 // (the engine's batch invariance rests on it).
+//
+// A panel holds fp32, bf16, f16 or int8 weights (PanelFormat). The narrow ones are widened to
+// fp32 in registers as they are loaded (int8 also multiplied by its scale), so a kernel's result
+// equals the fp32 kernel's on the widened weights bit for bit; only the bytes read differ.
 #include <cstdint>
 
 #include "model/kernel_isa.h"
 
 namespace ps {
 
+enum class PanelFormat : uint8_t { f32, bf16, f16, i8 };
+
 struct PanelJob {
   const float* x = nullptr;  // first input row of the job
   int64_t ldx = 0;
-  const float* panel = nullptr;  // kPanelCols * k floats: panel[p * kPanelCols + j]
+  // kPanelCols * k elements of `format`: panel[p * kPanelCols + j].
+  const void* panel = nullptr;
+  PanelFormat format = PanelFormat::f32;
+  // i8 only: scale[g * kPanelCols + j] multiplies the weights of column j at k-steps
+  // [g * group, (g + 1) * group); group = k is one scale per output channel.
+  const float* scales = nullptr;
+  int64_t group = 0;
   int64_t k = 0;
   float* y = nullptr;  // output at (first row, the panel's first column)
   int64_t ldy = 0;

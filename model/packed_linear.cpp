@@ -57,7 +57,10 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       PanelJob j;
       j.x = a.x + r0 * a.ldx;
       j.ldx = a.ldx;
-      j.panel = w.panel(u % panels);
+      j.panel = w.panel_data(u % panels);
+      j.format = w.format();
+      j.scales = w.panel_scales(u % panels);
+      j.group = w.group();
       j.k = w.k();
       j.y = a.y + r0 * a.ldy + col;
       j.ldy = a.ldy;
@@ -72,17 +75,17 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
 
 }  // namespace
 
-void PackedWeight::Free::operator()(float* p) const {
+void PackedWeight::Free::operator()(void* p) const {
   std::free(p);
 }
 
-PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k) : n_(n), k_(k) {
+PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k) : n_(n), k_(k), group_(k) {
   if (w == nullptr || n <= 0 || k <= 0) throw std::invalid_argument("PackedWeight: bad shape");
   const size_t bytes = size_t(panels() * kPanelCols * k) * sizeof(float);
   void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (mem == nullptr) throw std::bad_alloc();
-  data_.reset(static_cast<float*>(mem));
-  float* out = data_.get();
+  data_.reset(static_cast<uint8_t*>(mem));
+  float* out = reinterpret_cast<float*>(data_.get());
   at::parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       float* dst = out + p * kPanelCols * k;

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "model/kernel_isa.h"
+#include "model/packed_kernels.h"  // PanelFormat
 
 namespace ps {
 
@@ -26,21 +27,47 @@ class PackedWeight {
   PackedWeight() = default;
   // w: [n, k] row-major (Hugging Face [out, in]). Columns past n in the last panel are zero.
   PackedWeight(const float* w, int64_t n, int64_t k);
+  // Panels of `format` from a row-major [n, k] source stored as `src` (f32, bf16 or f16), so a
+  // bf16 checkpoint is packed without an fp32 copy. bf16/f16 from the same source copy bits;
+  // other pairs go through fp32, rounded to nearest even. i8 is symmetric weight-only
+  // quantization: q = round(w / s) in [-127, 127] with s = max|w| / 127 over `group` k-steps of
+  // one output column (group 0 = the whole row: one scale per output channel).
+  PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k, PanelFormat format,
+               int64_t group = 0);
 
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
   int64_t panels() const { return (n_ + kPanelCols - 1) / kPanelCols; }
-  const float* panel(int64_t i) const { return data_.get() + i * kPanelCols * k_; }
+  PanelFormat format() const { return format_; }
+  // fp32 panels only (the format of the first constructor).
+  const float* panel(int64_t i) const {
+    return reinterpret_cast<const float*>(data_.get()) + i * kPanelCols * k_;
+  }
+  const void* panel_data(int64_t i) const { return data_.get() + i * kPanelCols * k_ * elem_; }
+  // i8: the panel's [groups, kPanelCols] scales; nullptr otherwise.
+  const float* panel_scales(int64_t i) const {
+    return scales_ ? scales_.get() + i * groups() * kPanelCols : nullptr;
+  }
+  int64_t group() const { return group_; }
+  int64_t groups() const { return (k_ + group_ - 1) / group_; }
   bool empty() const { return n_ == 0; }
-  int64_t bytes() const { return panels() * kPanelCols * k_ * int64_t(sizeof(float)); }
+  // Weight bytes held in memory (panels, and the scales of i8).
+  int64_t bytes() const {
+    return panels() * kPanelCols * (k_ * elem_ + (scales_ ? groups() * int64_t(sizeof(float)) : 0));
+  }
 
  private:
   struct Free {
-    void operator()(float* p) const;
+    void operator()(void* p) const;
   };
-  std::unique_ptr<float[], Free> data_;  // 64-byte aligned
-  int64_t n_ = 0, k_ = 0;
+  std::unique_ptr<uint8_t[], Free> data_;  // 64-byte aligned
+  std::unique_ptr<float[]> scales_;
+  PanelFormat format_ = PanelFormat::f32;
+  int64_t elem_ = 4;  // bytes per stored weight
+  int64_t n_ = 0, k_ = 0, group_ = 0;
 };
+
+const char* panel_format_name(PanelFormat f);  // "f32" | "bf16" | "f16" | "i8"
 
 // x [m, k] and y [m, n] row-major with row strides ldx / ldy (0 = dense: k and n).
 struct PackedLinearArgs {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/half_bits.h"
 #include "model/runner_simd.h"
 
 namespace ps {
@@ -28,9 +29,31 @@ struct WorkItem {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// K/V elements as fp32: a bf16 cache is widened as it is read (a shift: exact).
+using ps::load8;  // the fp32 one (runner_simd.h), which this overload would otherwise hide
+PS_INLINE F32x8 load8(const uint16_t* p) {
+  typedef uint16_t U16x8 __attribute__((vector_size(16)));
+  typedef uint32_t U32x8 __attribute__((vector_size(32)));
+  U16x8 h;
+  std::memcpy(&h, p, sizeof(h));
+  const U32x8 bits = __builtin_convertvector(h, U32x8) << 16;
+  F32x8 v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+PS_INLINE float widen(float f) {
+  return f;
+}
+PS_INLINE float widen(uint16_t h) {
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 // kD > 0: head_dim known at compile time, so the loops unroll fully.
-template <int kD>
-PS_INLINE float dot(const float* q, const float* k, int32_t d_rt) {
+template <int kD, typename KV>
+PS_INLINE float dot(const float* q, const KV* k, int32_t d_rt) {
   const int32_t D = kD > 0 ? kD : d_rt;
   F32x8 a0{}, a1{};
   int32_t d = 0;
@@ -40,15 +63,15 @@ PS_INLINE float dot(const float* q, const float* k, int32_t d_rt) {
   }
   for (; d + 8 <= D; d += 8) a0 += load8(q + d) * load8(k + d);
   float s = hsum8(a0 + a1);
-  for (; d < D; ++d) s += q[d] * k[d];
+  for (; d < D; ++d) s += q[d] * widen(k[d]);
   return s;
 }
 
 // p[t] = scale * q·k_t for t < n. With head_dim a compile-time multiple of 16, q is held in
 // registers and four tokens run side by side: a single token's dot is a chain of dependent
 // FMAs, latency-bound at a quarter of the core's FMA rate.
-template <int kD>
-PS_INLINE void scores(const float* q, const float* kb, int64_t tok_stride, int32_t n, int32_t d_rt,
+template <int kD, typename KV>
+PS_INLINE void scores(const float* q, const KV* kb, int64_t tok_stride, int32_t n, int32_t d_rt,
                       float scale, float* p) {
   int32_t t = 0;
   if constexpr (kD > 0 && kD % 16 == 0) {
@@ -58,7 +81,7 @@ PS_INLINE void scores(const float* q, const float* kb, int64_t tok_stride, int32
     for (int i = 0; i < V; ++i) qv[i] = load8(q + 8 * i);
     for (; t + 4 <= n; t += 4) {
       F32x8 acc[4][2] = {};
-      const float* k = kb + t * tok_stride;
+      const KV* k = kb + t * tok_stride;
 #pragma GCC unroll 16
       for (int i = 0; i < V; ++i) {
 #pragma GCC unroll 4
@@ -73,8 +96,8 @@ PS_INLINE void scores(const float* q, const float* kb, int64_t tok_stride, int32
 
 // One query vector against tokens [0, n) of one cache block: the online-softmax update of
 // (running max m, running sum l, unnormalized output acc).
-template <int kD>
-PS_INLINE void attend_block(const float* q, const float* kb, const float* vb, int64_t tok_stride,
+template <int kD, typename KV>
+PS_INLINE void attend_block(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
                             int32_t n, int32_t d_rt, float scale, float* p, float& m, float& l,
                             float* acc) {
   const int32_t D = kD > 0 ? kD : d_rt;
@@ -114,7 +137,7 @@ PS_INLINE void attend_block(const float* q, const float* kb, const float* vb, in
     for (int i = 0; i < V; ++i) a[i] = load8(acc + 8 * i);
     for (int32_t t = 0; t < n; ++t) {
       const F32x8 pt = splat8(p[t]);
-      const float* v = vb + t * tok_stride;
+      const KV* v = vb + t * tok_stride;
 #pragma GCC unroll 16
       for (int i = 0; i < V; ++i) a[i] += pt * load8(v + 8 * i);
     }
@@ -130,7 +153,7 @@ PS_INLINE void attend_block(const float* q, const float* kb, const float* vb, in
   }
   for (; d < D; ++d) {
     float a = acc[d];
-    for (int32_t t = 0; t < n; ++t) a += p[t] * vb[t * tok_stride + d];
+    for (int32_t t = 0; t < n; ++t) a += p[t] * widen(vb[t * tok_stride + d]);
     acc[d] = a;
   }
 }
@@ -139,8 +162,9 @@ struct Scratch {
   std::vector<float> acc, m, l, p;
 };
 
-template <int kD>
-PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+template <int kD, typename KV>
+PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
+                           const KV* k_cache, const KV* v_cache) {
   const int32_t D = kD > 0 ? kD : a.head_dim;
   const int32_t G = a.num_heads / a.num_kv_heads;
   const int32_t BS = a.block_size;
@@ -157,8 +181,8 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   for (int32_t b = 0; b * BS < kv_end; ++b) {
     const int32_t t0 = b * BS;
     const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + w.kv_head) * D;
-    const float* kb = a.k_cache + base;
-    const float* vb = a.v_cache + base;
+    const KV* kb = k_cache + base;
+    const KV* vb = v_cache + base;
     for (int32_t r = w.row_begin; r < w.row_end; ++r) {
       const int32_t n = std::min(BS, first_pos + r + 1 - t0);  // causal limit inside the block
       if (n <= 0) continue;
@@ -181,17 +205,27 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   }
 }
 
-PS_INLINE void run_item_body(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+template <typename KV>
+PS_INLINE void run_item_on(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
+                           const KV* k_cache, const KV* v_cache) {
   switch (a.head_dim) {
     case 64:
-      attend_item<64>(a, w, sc);
+      attend_item<64>(a, w, sc, k_cache, v_cache);
       break;
     case 128:
-      attend_item<128>(a, w, sc);
+      attend_item<128>(a, w, sc, k_cache, v_cache);
       break;
     default:
-      attend_item<0>(a, w, sc);
+      attend_item<0>(a, w, sc, k_cache, v_cache);
       break;
+  }
+}
+
+PS_INLINE void run_item_body(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+  if (a.k_cache_bf16 != nullptr) {
+    run_item_on(a, w, sc, a.k_cache_bf16, a.v_cache_bf16);
+  } else {
+    run_item_on(a, w, sc, a.k_cache, a.v_cache);
   }
 }
 
@@ -234,8 +268,8 @@ void paged_attention(const PagedAttentionArgs& a) {
             a.out_row_stride >= int64_t{a.num_heads} * a.head_dim,
         "row strides must cover num_heads * head_dim");
   if (a.num_seqs == 0) return;
-  check(a.q && a.k_cache && a.v_cache && a.block_tables && a.query_start && a.context_len && a.out,
-        "null pointer");
+  const bool cache = a.k_cache_bf16 ? a.v_cache_bf16 != nullptr : (a.k_cache && a.v_cache);
+  check(a.q && cache && a.block_tables && a.query_start && a.context_len && a.out, "null pointer");
   const std::vector<WorkItem> items = plan_items(a);
   if (items.empty()) return;
 
@@ -268,6 +302,27 @@ void write_kv_cache(const float* k, const float* v, int64_t row_stride, const in
     if (slot < 0) continue;
     std::memcpy(k_cache + slot * kv_width, k + t * row_stride, bytes);
     std::memcpy(v_cache + slot * kv_width, v + t * row_stride, bytes);
+  }
+}
+
+}  // namespace ps
+
+namespace ps {
+
+void write_kv_cache_bf16(const float* k, const float* v, int64_t row_stride,
+                         const int32_t* slot_mapping, int32_t num_tokens, int32_t kv_width,
+                         uint16_t* k_cache, uint16_t* v_cache) {
+  for (int32_t t = 0; t < num_tokens; ++t) {
+    const int64_t slot = slot_mapping[t];
+    if (slot < 0) continue;
+    uint16_t* kd = k_cache + slot * kv_width;
+    uint16_t* vd = v_cache + slot * kv_width;
+    const float* ks = k + t * row_stride;
+    const float* vs = v + t * row_stride;
+    for (int32_t i = 0; i < kv_width; ++i) {
+      kd[i] = float_to_bf16(ks[i]);
+      vd[i] = float_to_bf16(vs[i]);
+    }
   }
 }
 

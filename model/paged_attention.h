@@ -2,7 +2,8 @@
 // Causal attention of a packed batch's new tokens over the paged KV cache (DESIGN.md §3, §7).
 // Raw pointers, no torch: the CPU kernel of the step, and what a CUDA kernel must match.
 //
-// Cache layout, per layer: K and V each [num_blocks, block_size, num_kv_heads, head_dim] fp32.
+// Cache layout, per layer: K and V each [num_blocks, block_size, num_kv_heads, head_dim], fp32 or
+// bf16 (--kv-cache-dtype bfloat16: half the bytes per token, widened to fp32 as it is read).
 // Token position p of sequence s lives in block block_tables[s][p / block_size] at offset
 // p % block_size.
 #include <cstdint>
@@ -16,6 +17,9 @@ struct PagedAttentionArgs {
   int64_t q_row_stride = 0;
   const float* k_cache = nullptr;
   const float* v_cache = nullptr;
+  // A bf16 cache instead (then k_cache / v_cache are unused).
+  const uint16_t* k_cache_bf16 = nullptr;
+  const uint16_t* v_cache_bf16 = nullptr;
   // [num_seqs, max_blocks_per_seq]; only the entries that cover context_len are read.
   const int32_t* block_tables = nullptr;
   int32_t max_blocks_per_seq = 0;
@@ -33,6 +37,13 @@ struct PagedAttentionArgs {
   // [T, num_heads, head_dim], out_row_stride floats apart.
   float* out = nullptr;
   int64_t out_row_stride = 0;
+
+  void set_cache(const void* k, const void* v, bool bf16) {
+    k_cache = bf16 ? nullptr : static_cast<const float*>(k);
+    v_cache = bf16 ? nullptr : static_cast<const float*>(v);
+    k_cache_bf16 = bf16 ? static_cast<const uint16_t*>(k) : nullptr;
+    v_cache_bf16 = bf16 ? static_cast<const uint16_t*>(v) : nullptr;
+  }
 };
 
 // Parallel over (sequence, kv head, chunk of query rows); online softmax over cache blocks.
@@ -44,5 +55,9 @@ void paged_attention(const PagedAttentionArgs& args);
 // slot_mapping[t] = block * block_size + offset. A slot of -1 is skipped (padding).
 void write_kv_cache(const float* k, const float* v, int64_t row_stride, const int32_t* slot_mapping,
                     int32_t num_tokens, int32_t kv_width, float* k_cache, float* v_cache);
+// The same into a bf16 cache, rounded to nearest even.
+void write_kv_cache_bf16(const float* k, const float* v, int64_t row_stride,
+                         const int32_t* slot_mapping, int32_t num_tokens, int32_t kv_width,
+                         uint16_t* k_cache, uint16_t* v_cache);
 
 }  // namespace ps

@@ -16,12 +16,17 @@ class Projection {
   Projection() = default;
   // w: 2-D contiguous fp32 [n, k] (checked); plan: from LinearTuner::plan_for.
   Projection(const at::Tensor& w, const LinearPlan& plan);
+  // Packed panels only, of `format` (bf16/f16 from a matrix of that dtype, or int8 quantized
+  // from fp32/bf16/f16 with `group` input columns per scale, 0 = per output channel). No BLAS
+  // candidate: OpenBLAS would need an fp32 copy of the weight, the memory this saves.
+  Projection(const at::Tensor& w, PanelFormat format, int64_t group);
 
   void run(const float* x, int64_t m, const float* bias, float* y, bool accumulate) const;
 
   bool shape_is(int64_t n, int64_t k) const { return n_ == n && k_ == k; }
   const LinearPlan& plan() const { return plan_; }
   int64_t bytes() const;
+  PanelFormat packed_format() const { return packed_.format(); }
 
  private:
   PackedWeight packed_;

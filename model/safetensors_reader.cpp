@@ -247,6 +247,16 @@ void SafetensorsFile::unmap() {
   size_ = 0;
 }
 
+bool SafetensorsFile::release_pages(const void* p, size_t n) const {
+  const auto* b = static_cast<const uint8_t*>(p);
+  if (data_ == nullptr || b < data_ || b + n > data_ + size_) return false;
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(b) + page - 1) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(b) + n) / page * page;
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  return true;
+}
+
 std::span<const uint8_t> SafetensorsFile::bytes(const SafetensorsTensor& tensor) const {
   // Offsets were validated against this mapping's size at parse time.
   return std::span<const uint8_t>(data_ + tensor.begin, tensor.end - tensor.begin);

@@ -1,0 +1,43 @@
+#include "model/lowbit_weights.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "model/half_bits.h"
+
+namespace ps {
+
+PanelFormat panel_format_for(at::ScalarType t, WeightQuantization q) {
+  if (q == WeightQuantization::int8) return PanelFormat::i8;
+  if (t == at::kBFloat16) return PanelFormat::bf16;
+  if (t == at::kHalf) return PanelFormat::f16;
+  if (t == at::kFloat) return PanelFormat::f32;
+  throw std::invalid_argument("ModelRunner: weights must be float32, bfloat16 or float16");
+}
+
+void gather_embedding_rows(const at::Tensor& table, const int32_t* ids, int64_t count, float* out) {
+  const int64_t H = table.size(1);
+  if (table.scalar_type() == at::kFloat) {
+    const float* emb = table.data_ptr<float>();
+    for (int64_t t = 0; t < count; ++t) {
+      std::memcpy(out + t * H, emb + int64_t{ids[t]} * H, sizeof(float) * H);
+    }
+    return;
+  }
+  const bool bf16 = table.scalar_type() == at::kBFloat16;
+  const auto* emb = static_cast<const uint16_t*>(table.data_ptr());
+  for (int64_t t = 0; t < count; ++t) {
+    const uint16_t* row = emb + int64_t{ids[t]} * H;
+    float* o = out + t * H;
+    for (int64_t i = 0; i < H; ++i) o[i] = bf16 ? bf16_to_float(row[i]) : f16_to_float(row[i]);
+  }
+}
+
+void release_layer_pages(const ModelWeights& weights, const LayerWeights& l) {
+  for (const at::Tensor* t :
+       {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
+    release_mapped_pages(weights, *t);
+  }
+}
+
+}  // namespace ps

@@ -1,0 +1,31 @@
+#pragma once
+// How the weights and the KV cache are held in memory (--dtype, --quantization,
+// --kv-cache-dtype; vLLM's flag names and values). Compute is fp32 on CPU either way: narrow
+// weights are widened in the packed kernel's registers, so a smaller dtype cuts the bytes a
+// decode step reads, which is what limits batch-1 speed. Torch-free header.
+#include <cstdint>
+#include <string>
+
+namespace ps {
+
+// --dtype auto|float32|bfloat16|float16 (also float, half). auto: the checkpoint's dtype (that
+// of its first layer's q_proj), fp32 checkpoints staying fp32.
+enum class ModelDtype { auto_dtype, f32, bf16, f16 };
+ModelDtype parse_model_dtype(const std::string& name);  // throws std::invalid_argument
+const char* model_dtype_name(ModelDtype d);             // "auto" | "float32" | ...
+
+// --quantization none|int8: int8 is symmetric weight-only, quantized at load from whatever the
+// checkpoint holds, one scale per output channel or per `group` input columns.
+enum class WeightQuantization { none, int8 };
+WeightQuantization parse_quantization(const std::string& name);  // throws std::invalid_argument
+const char* quantization_name(WeightQuantization q);
+
+// --kv-cache-dtype auto|float32|bfloat16: auto is float32 on CPU (what attention computes in).
+enum class KvCacheDtype { f32, bf16 };
+KvCacheDtype parse_kv_cache_dtype(const std::string& name);  // throws std::invalid_argument
+const char* kv_cache_dtype_name(KvCacheDtype d);
+inline int64_t kv_cache_dtype_bytes(KvCacheDtype d) {
+  return d == KvCacheDtype::bf16 ? 2 : 4;
+}
+
+}  // namespace ps
