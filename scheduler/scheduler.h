@@ -30,8 +30,8 @@ class Scheduler {
 
   // -> waiting, at the back of the queue. A prompt that needs more blocks than the whole pool
   // is rejected at once (see take_rejected). Throws std::invalid_argument on an empty prompt
-  // or an id already in use.
-  void add(SeqId id, std::vector<int32_t> prompt_ids);
+  // or an id already in use. `adapter`: the LoRA adapter it runs with (sequence.h).
+  void add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter = {});
 
   // Builds one step: every running sequence's next token first, then prefill chunks of
   // partially prefilled and waiting sequences, oldest first, within max_batched_tokens and

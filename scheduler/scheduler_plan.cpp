@@ -43,6 +43,8 @@ StepPlan Scheduler::build_plan(const Step& step) const {
               plan.block_tables.begin() + static_cast<ptrdiff_t>(s) * max_blocks);
     // The last scheduled token is the sequence's last token: its logits pick the next one.
     if (end == seq->num_tokens()) plan.sample_indices.push_back(s);
+    if (seq->adapter().slot >= 0 && plan.lora_slot.empty()) plan.lora_slot.assign(num_seqs, -1);
+    if (!plan.lora_slot.empty()) plan.lora_slot[s] = seq->adapter().slot;
     if (seq->scheduled_tokens_ == 1 && end == seq->num_tokens() && seq->num_output_tokens() > 0) {
       ++plan.num_decode_tokens;
     } else {

@@ -28,6 +28,9 @@ struct StepPlan {
   // Indices s in [0, S) whose last new token produces logits this step (prompt complete or
   // decoding). Logits come back in this order.
   std::vector<int32_t> sample_indices;
+  // S: the LoRA adapter slot each sequence runs with (-1: the base model alone), or empty when
+  // every sequence is base. Slots index the runner's resident adapters (model/lora_bank.h).
+  std::vector<int32_t> lora_slot;
 
   // Accounting, for metrics and tests.
   int32_t num_prefill_tokens = 0;
