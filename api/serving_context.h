@@ -3,6 +3,7 @@
 // hold it while they run, so the engine outlives every request that uses it.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "chat/chat_renderer.h"
 #include "chat/reasoning_parser.h"
 #include "engine/engine.h"
+#include "model/lora_adapter.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
@@ -29,6 +31,10 @@ struct ServingContext {
   // --request-timeout: a completion still generating after this long is cancelled and answered
   // with a timeout error (zero: no limit).
   std::chrono::milliseconds request_timeout{0};
+  // --enable-lora-runtime-updates: reads and checks an adapter for this base (a LoRA path ->
+  // adapter; throws std::runtime_error naming the file and tensor). Empty: runtime LoRA loading
+  // and unloading are off (api/lora_admin.h).
+  std::function<std::shared_ptr<const LoraAdapter>(const std::string& path)> read_lora;
 };
 
 }  // namespace ps
