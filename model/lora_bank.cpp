@@ -3,56 +3,38 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace ps {
 namespace {
 
-// Rows per parallel chunk, so a chunk does some tens of thousands of multiply-adds.
-int64_t grain_for(int64_t work_per_row) {
-  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+// Rows per parallel chunk, so a chunk moves some tens of kilobytes.
+int64_t grain_for(int64_t floats_per_row) {
+  return std::max<int64_t>(1, 8192 / std::max<int64_t>(1, floats_per_row));
 }
 
-// u[i, k] = x[rows[i]] · a[k]: the first product, gathering the group's rows as it reads them.
-void down_project(const LoraSiteFactors& f, const std::vector<int32_t>& rows, const float* x,
-                  int64_t ldx, float* u) {
-  const int64_t n = int64_t(rows.size()), r = f.a.size(0), in = f.a.size(1);
-  const float* a = f.a.data_ptr<float>();
-  at::parallel_for(0, n, grain_for(r * in), [&](int64_t b, int64_t e) {
+// The group's rows of x, packed: the products then run as two plain GEMMs on the runner's
+// packed kernel (packed_linear.h).
+void gather_rows(const std::vector<int32_t>& rows, const float* x, int64_t ldx, int64_t width,
+                 float* out) {
+  at::parallel_for(0, int64_t(rows.size()), grain_for(width), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const float* xr = x + int64_t{rows[size_t(i)]} * ldx;
-      for (int64_t k = 0; k < r; ++k) {
-        const float* ak = a + k * in;
-        float s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < in; ++j) s += xr[j] * ak[j];
-        u[i * r + k] = s;
-      }
+      std::memcpy(out + i * width, x + int64_t{rows[size_t(i)]} * ldx, sizeof(float) * width);
     }
   });
 }
 
-// y[rows[i], part columns] += u[i, part ranks] · b_t: the second product, scattered as it writes.
-void up_project_add(const LoraSiteFactors& f, const std::vector<int32_t>& rows, const float* u,
-                    float* y, int64_t ldy) {
-  const int64_t n = int64_t(rows.size()), r = f.a.size(0);
-  int64_t work = 0;
-  for (const auto& p : f.parts) work += p.rank * p.b_t.size(1);
-  at::parallel_for(0, n, grain_for(work), [&](int64_t b, int64_t e) {
+// y[rows[i], col:col + width] += d[i, :].
+void scatter_add_rows(const std::vector<int32_t>& rows, const float* d, int64_t width, float* y,
+                      int64_t ldy, int64_t col) {
+  at::parallel_for(0, int64_t(rows.size()), grain_for(width), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      float* yr = y + int64_t{rows[size_t(i)]} * ldy;
-      for (const auto& p : f.parts) {
-        const int64_t out = p.b_t.size(1);
-        const float* bt = p.b_t.data_ptr<float>();
-        float* yc = yr + p.col;
-        for (int64_t k = 0; k < p.rank; ++k) {
-          const float c = u[i * r + p.r_begin + k];
-          const float* bk = bt + k * out;
-#pragma omp simd
-          for (int64_t j = 0; j < out; ++j) yc[j] += c * bk[j];
-        }
-      }
+      float* yr = y + int64_t{rows[size_t(i)]} * ldy + col;
+      const float* dr = d + i * width;
+      for (int64_t j = 0; j < width; ++j) yr[j] += dr[j];
     }
   });
 }
@@ -113,10 +95,19 @@ void LoraBank::add_groups(const std::vector<Group>& groups, int64_t layer, int s
     const LoraSiteFactors& f =
         site < 0 ? g.adapter->lm_head : g.adapter->layers[size_t(layer)][size_t(site)];
     if (f.empty() || g.rows.empty()) continue;
-    const int64_t need = int64_t(g.rows.size()) * f.a.size(0);
-    if (int64_t(u_.size()) < need) u_.resize(size_t(need));
-    down_project(f, g.rows, x, ldx, u_.data());
-    up_project_add(f, g.rows, u_.data(), y, ldy);
+    const int64_t n = int64_t(g.rows.size()), in = f.a.k(), r = f.a.n();
+    float* xg = x_.get(n * in);
+    gather_rows(g.rows, x, ldx, in, xg);
+    // First product, all the site's modules at once: u = x · Aᵀ, [n, sum of ranks].
+    float* u = u_.get(n * r);
+    packed_linear({.x = xg, .w = &f.a, .y = u, .m = n});
+    // Second, per module into its column range: d = u[:, its ranks] · (scale · B)ᵀ.
+    for (const auto& p : f.parts) {
+      const int64_t out = p.b.n();
+      float* d = d_.get(n * out);
+      packed_linear({.x = u + p.r_begin, .w = &p.b, .y = d, .m = n, .ldx = r});
+      scatter_add_rows(g.rows, d, out, y, ldy, p.col);
+    }
   }
 }
 

@@ -43,7 +43,15 @@ class LoraBank {
 
   std::vector<std::shared_ptr<const LoraAdapter>> slots_;
   std::vector<Group> all_, sampled_;
-  std::vector<float> u_;  // [rows, sum of ranks] scratch of the first product
+  // Grow-only scratch: the gathered rows, the first product [rows, sum of ranks], the second.
+  struct Scratch {
+    std::vector<float> v;
+    float* get(int64_t n) {
+      if (int64_t(v.size()) < n) v.resize(size_t(n));
+      return v.data();
+    }
+  };
+  Scratch x_, u_, d_;
 };
 
 }  // namespace ps

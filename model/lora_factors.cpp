@@ -75,11 +75,13 @@ std::shared_ptr<const LoraAdapter> pack_lora_adapter(const ModelConfig& config,
       part.col = p.cols[i];
       part.r_begin = r_begin;
       part.rank = m.a.size(0);
-      part.b_t = (m.b.to(at::kFloat) * scale).t().contiguous();
+      const at::Tensor b = (m.b.to(at::kFloat) * scale).contiguous();
+      part.b = PackedWeight(b.data_ptr<float>(), b.size(0), b.size(1));
       r_begin += part.rank;
       f.parts.push_back(std::move(part));
     }
-    f.a = at::cat(as, 0).contiguous();
+    const at::Tensor a = at::cat(as, 0).contiguous();
+    f.a = PackedWeight(a.data_ptr<float>(), a.size(0), a.size(1));
     return f;
   };
   auto packed = std::make_shared<LoraPacked>();

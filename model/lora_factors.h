@@ -14,6 +14,7 @@
 
 #include "model/lora_adapter.h"
 #include "model/model_config.h"
+#include "model/packed_linear.h"
 
 namespace ps {
 
@@ -29,18 +30,20 @@ struct LoraFactors {
 enum class LoraSite : uint8_t { kQkv = 0, kOProj = 1, kGateUp = 2, kDown = 3 };
 inline constexpr size_t kLoraSitesPerLayer = 4;
 
+// Both products run on the runner's own packed kernel (packed_linear.h): this machine's OpenBLAS
+// picks an SSE3 kernel, several times slower at these shapes.
 struct LoraSiteFactors {
   // One adapted module of the site: its rank rows [r_begin, r_begin + rank) of the stacked A and
-  // the output columns [col, col + b_t.size(1)) it adds into.
+  // the output columns [col, col + b.n()) it adds into.
   struct Part {
     int64_t col = 0;
     int64_t r_begin = 0;
     int64_t rank = 0;
-    at::Tensor b_t;  // [rank, out], scale folded in, contiguous (rows are axpy sources)
+    PackedWeight b;  // scale * B, [out, rank]
   };
-  at::Tensor a;  // [sum of ranks, in], contiguous; undefined: the adapter leaves the site alone
+  PackedWeight a;  // [sum of ranks, in]; empty: the adapter leaves the site alone
   std::vector<Part> parts;
-  bool empty() const { return !a.defined(); }
+  bool empty() const { return a.empty(); }
 };
 
 struct LoraPacked {
