@@ -62,6 +62,23 @@ if node "$ROOT/tests/js/lora_serving.mjs" "$MULTI" "$PLAIN" "$ALPHA" "$BETA" "$F
 else
   fail "openai client LoRA checks"
 fi
+# bench serve spreads its requests over the base and the adapters.
+if "$BIN" bench serve --url "$MULTI" --lora-mix base,alpha,beta --num-prompts 6 --input-len 8 \
+  --output-len 4 --max-concurrency 6 --no-progress >"$WORK/bench.log" 2>&1; then
+  check "bench serve --lora-mix: exit 0 (no request failed), the mix named" "$(grep -c 'models: base,alpha,beta' "$WORK/bench.log")" = 1
+else
+  fail "bench serve --lora-mix"
+  cat "$WORK/bench.log"
+fi
+if [[ -x /usr/bin/chromium && -d "$ROOT/tests/js/node_modules/playwright-core" ]]; then
+  if timeout 300 node "$ROOT/tests/js/web_lora.mjs" "$MULTI"; then
+    pass "web page LoRA drop-down"
+  else
+    fail "web page LoRA drop-down"
+  fi
+else
+  fail "/usr/bin/chromium or playwright-core missing (scripts/setup.sh, npm ci --prefix tests/js)"
+fi
 URL=$MULTI
 check "no 500 answered" "$(metric 'pagedserve_http_responses_total{code="500"}')" = 0
 finish
