@@ -62,6 +62,26 @@ if node "$ROOT/tests/js/lora_serving.mjs" "$MULTI" "$PLAIN" "$ALPHA" "$BETA" "$F
 else
   fail "openai client LoRA checks"
 fi
+# Terminal chat: /set model NAME picks an adapter; its answer equals the merged model's.
+chat_lines() {  # chat_lines URL [LINE...]: the chat's stdout for these input lines
+  local url=$1
+  shift
+  printf '%s\n' "/set temperature 0" "$@" "Tell me a story." "/quit" |
+    timeout 120 "$BIN" chat --url "$url" --max-tokens 12 2>&1
+}
+chat_lines "$MULTI" "/set model alpha" >"$WORK/chat-alpha.out" || true
+chat_lines "$ALPHA" >"$WORK/chat-merged.out" || true
+chat_lines "$MULTI" "/set model nope" >"$WORK/chat-nope.out" || true
+# The answer lines, without the "NAME> " label (the adapter's name here, merged-alpha there).
+answer() { grep -v -e '^chatting with' -e '= ' -e '^\s*$' "$1" | sed 's/^you> [^ ]*> //' | head -n 1; }
+if [[ -n "$(answer "$WORK/chat-alpha.out")" && "$(answer "$WORK/chat-alpha.out")" == "$(answer "$WORK/chat-merged.out")" ]]; then
+  pass "chat /set model alpha answers as the merged model"
+else
+  fail "chat /set model alpha: '$(answer "$WORK/chat-alpha.out")' vs '$(answer "$WORK/chat-merged.out")'"
+fi
+check "chat labels the answer with the adapter" "$(grep -c 'you> alpha> ' "$WORK/chat-alpha.out")" -ge 1
+check "chat /set model nope shows the server's 404" "$(grep -c "does not exist" "$WORK/chat-nope.out")" -ge 1
+
 # bench serve spreads its requests over the base and the adapters.
 if "$BIN" bench serve --url "$MULTI" --lora-mix base,alpha,beta --num-prompts 6 --input-len 8 \
   --output-len 4 --max-concurrency 6 --no-progress >"$WORK/bench.log" 2>&1; then
