@@ -92,14 +92,17 @@ std::variant<json, ApiError> load_lora_route(const ServingContext& ctx, const st
   } catch (const std::exception& e) {
     return invalid_param("lora_path", std::string("cannot load LoRA adapter: ") + e.what());
   }
-  if (auto error = ctx.engine->loras()->add(name, adapter))
+  if (auto error = ctx.engine->loras()->add(name, std::move(adapter))) {
     return invalid_param("lora_name", *error);
-  return json{{"object", "lora_adapter"},
-              {"lora_name", name},
-              {"lora_path", path},
-              {"rank", adapter->info.rank},
-              {"modules", adapter->info.modules.size()},
-              {"message", "Success: LoRA adapter '" + name + "' added successfully."}};
+  }
+  json reply = {{"object", "lora_adapter"},
+                {"lora_name", name},
+                {"lora_path", path},
+                {"message", "Success: LoRA adapter '" + name + "' added successfully."}};
+  for (const LoraEntryInfo& a : ctx.engine->loras()->list()) {
+    if (a.name == name) reply["rank"] = a.rank;
+  }
+  return reply;
 }
 
 std::variant<json, ApiError> unload_lora_route(const ServingContext& ctx, const std::string& body) {

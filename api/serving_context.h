@@ -12,10 +12,11 @@
 #include "chat/chat_renderer.h"
 #include "chat/reasoning_parser.h"
 #include "engine/engine.h"
-#include "model/lora_adapter.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
+
+struct LoraAdapter;  // held by pointer only (engine/lora_registry.h)
 
 struct ServingContext {
   std::shared_ptr<Engine> engine;
