@@ -12,6 +12,7 @@
 #include "api/connection_watch.h"
 #include "api/constraint_builder.h"
 #include "api/http_reply.h"
+#include "api/lora_admin.h"
 #include "api/openai_response.h"
 #include "api/sse.h"
 
@@ -49,14 +50,10 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
   auto parsed = parse_openai_request(body, endpoint, ctx.limits);
   if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
   OpenAiRequest& r = std::get<OpenAiRequest>(parsed);
-  if (!r.model.empty() && r.model != ctx.served_model_name) {
-    ApiError e =
-        invalid_param("model", "The model '" + r.model + "' does not exist; this server serves '" +
-                                   ctx.served_model_name + "'");
-    e.status = 404;
-    e.code = "model_not_found";
-    return e;
-  }
+  // The base model or a LoRA adapter by name; the lease keeps the adapter until the requests end.
+  auto resolved = resolve_model(ctx, r.model);
+  if (auto* e = std::get_if<ApiError>(&resolved)) return *e;
+  const auto lora = std::get<std::shared_ptr<const LoraLease>>(std::move(resolved));
 
   if (r.tools.active() && !ctx.tool_parser) {
     return invalid_param("tools",
@@ -92,7 +89,7 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
   }
 
   Prepared out;
-  out.meta = new_response_meta(endpoint, ctx.served_model_name);
+  out.meta = new_response_meta(endpoint, lora ? r.model : ctx.served_model_name);
   out.n = r.params.n;
   out.stream = r.stream;
   out.include_usage = r.include_usage;
@@ -116,6 +113,7 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
     params.grammar = grammar;  // each choice gets its own matcher in the engine
     for (int32_t i = 0; i < r.params.n; ++i) {
       Request req{ids, params};
+      req.lora = lora;
       // Seeded choices differ from each other yet are each reproducible.
       if (r.params.seed) req.params.seed = *r.params.seed + static_cast<uint64_t>(i);
       out.requests.push_back(std::move(req));

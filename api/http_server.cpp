@@ -13,11 +13,13 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <variant>
 
 #include "api/chat_messages.h"
 #include "api/completion_handler.h"
 #include "api/edge_server.h"
 #include "api/http_reply.h"
+#include "api/lora_admin.h"
 #include "api/metrics_text.h"
 #include "api/openai_response.h"
 #include "api/router_metrics.h"
@@ -142,6 +144,10 @@ struct HttpServer::Impl {
   void tokenize(const std::string& body, httplib::Response& res);
   void detokenize(const std::string& body, httplib::Response& res);
   void metrics(httplib::Response& res);
+  static void admin_reply(httplib::Response& res, const std::variant<json, ApiError>& reply) {
+    if (auto* e = std::get_if<ApiError>(&reply)) return send_error(res, *e);
+    send_json(res, 200, std::get<json>(reply));
+  }
 };
 
 void HttpServer::Impl::setup() {
@@ -220,6 +226,14 @@ void HttpServer::Impl::setup() {
        [this](const httplib::Request& req, const std::string& body, httplib::Response& res) {
          handle_completion(ctx(), Endpoint::kCompletion, req, body, res);
        });
+  post("/v1/load_lora_adapter",
+       [this](const httplib::Request&, const std::string& body, httplib::Response& res) {
+         admin_reply(res, load_lora_route(*ctx(), body));
+       });
+  post("/v1/unload_lora_adapter",
+       [this](const httplib::Request&, const std::string& body, httplib::Response& res) {
+         admin_reply(res, unload_lora_route(*ctx(), body));
+       });
   post("/tokenize", [this](const httplib::Request&, const std::string& body,
                            httplib::Response& res) { tokenize(body, res); });
   post("/detokenize", [this](const httplib::Request&, const std::string& body,
@@ -282,14 +296,7 @@ void HttpServer::Impl::health(httplib::Response& res) {
 }
 
 void HttpServer::Impl::models(httplib::Response& res) {
-  auto c = ctx();
-  json data = json::array();
-  data.push_back({{"id", c->served_model_name},
-                  {"object", "model"},
-                  {"created", started},
-                  {"owned_by", "pagedserve"},
-                  {"max_model_len", c->max_model_len}});
-  send_json(res, 200, {{"object", "list"}, {"data", std::move(data)}});
+  send_json(res, 200, {{"object", "list"}, {"data", model_cards(*ctx(), started)}});
 }
 
 void HttpServer::Impl::tokenize(const std::string& body, httplib::Response& res) {

@@ -3,6 +3,7 @@
 // hold it while they run, so the engine outlives every request that uses it.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,8 @@
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
+
+struct LoraAdapter;  // held by pointer only (engine/lora_registry.h)
 
 struct ServingContext {
   std::shared_ptr<Engine> engine;
@@ -37,6 +40,10 @@ struct ServingContext {
   // --request-timeout: a completion still generating after this long is cancelled and answered
   // with a timeout error (zero: no limit).
   std::chrono::milliseconds request_timeout{0};
+  // --enable-lora-runtime-updates: reads and checks an adapter for this base (a LoRA path ->
+  // adapter; throws std::runtime_error naming the file and tensor). Empty: runtime LoRA loading
+  // and unloading are off (api/lora_admin.h).
+  std::function<std::shared_ptr<const LoraAdapter>(const std::string& path)> read_lora;
 };
 
 }  // namespace ps

@@ -14,6 +14,7 @@
 
 #include "app/commands.h"
 #include "app/engine_flags.h"
+#include "app/lora_flags.h"
 #include "bench/offline_bench.h"
 #include "bench/plot.h"
 #include "bench/prefix_bench.h"
@@ -34,11 +35,14 @@ constexpr const char* kUsage =
     "      [--json FILE] [--skip-single] [--no-probe] [engine flags]\n"
     "      (with --speculative ngram: the same modes again with speculation off, and ratios;\n"
     "      --spec-rounds N on/off pairs, median ratio)\n"
+    "      [--lora-modules NAME=PATH ... --lora-mix NAME,NAME,... (adds a run with request i\n"
+    "      on adapter i mod k, vs the base alone) [--max-lora-rank 64]]\n"
     "  pagedserve bench serve [--url http://127.0.0.1:8000] [--num-prompts 64] [--input-len 64]\n"
     "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--vocab-size 6400]\n"
     "      [--max-concurrency N | --concurrency 1,4,16,64] [--request-rate R]\n"
     "      [--arrival burst|fixed|poisson] [--max-duration 600] [--request-timeout 300]\n"
-    "      [--served-model NAME] [--api-key KEY] [--json FILE] [--plot FILE.png]\n"
+    "      [--served-model NAME | --lora-mix NAME,NAME,... (request i asks for model i mod k)]\n"
+    "      [--api-key KEY] [--json FILE] [--plot FILE.png]\n"
     "      [--no-progress] [--allow-remote]\n"
     "  pagedserve bench prefix [--url ...] [--num-prompts 16] [--prefix-len 1024]\n"
     "      [--suffix-len 32] [--output-len 16] [--vocab-size 6400] [--json FILE]\n";
@@ -136,14 +140,35 @@ void print_memory(const std::string& dir, const ModeResult& r, json* report) {
                          {"peak_rss_bytes", peak_rss}};
 }
 
+// "a,b,c" -> {"a", "b", "c"}; empty items are errors naming the flag.
+std::vector<std::string> name_list(const Flags& flags, const std::string& flag) {
+  std::vector<std::string> names;
+  const std::string list = flags.str(flag, "");
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) throw UsageError("--" + flag + " " + list + ": an empty name");
+    names.push_back(item);
+  }
+  if (flags.has(flag) && names.empty()) throw UsageError("--" + flag + " needs NAME,NAME,...");
+  return names;
+}
+
 int bench_offline(int argc, char** argv) {
-  std::set<std::string> valued = {"model",      "num-prompts", "input-len",
-                                  "output-len", "range-ratio", "dataset",
-                                  "seed",       "json",        "spec-rounds"};
+  std::set<std::string> valued = {"model",       "num-prompts", "input-len",    "output-len",
+                                  "range-ratio", "dataset",     "seed",         "json",
+                                  "spec-rounds", "lora-mix",    "max-lora-rank"};
   std::set<std::string> switches = {"skip-single", "no-probe"};
+  const std::vector<LoraModuleFlag> lora_modules = take_lora_modules(argc, argv, 3);
   Flags flags = engine_command_flags(argc, argv, 3, valued, switches);
   const std::string dir = model_dir_from_flags(flags);
   EngineConfig config = engine_config_from_flags(flags);
+  const std::vector<std::string> lora_mix = name_list(flags, "lora-mix");
+  if (lora_mix.empty() != lora_modules.empty()) {
+    throw UsageError("--lora-mix and --lora-modules go together (the mix names the modules)");
+  }
+  config.max_loras = static_cast<int32_t>(lora_modules.size());
+  const int32_t max_lora_rank = max_lora_rank_from_flags(flags);
 
   auto tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
   LoadedModel model = load_model(dir, load_options_from_flags(flags));
@@ -163,6 +188,36 @@ int bench_offline(int argc, char** argv) {
   print_mode(cont);
   report["continuous"] = to_json(cont);
   std::optional<ModeResult> single_run;
+  if (!lora_mix.empty()) {
+    // Base and mix alternate, twice each, and the best of each counts: on a shared machine a
+    // single pair mostly measures whoever else was running (and the first run's page faults).
+    const OfflineLoraMix mix{
+        [&](Engine& e) { load_lora_modules(e, lora_modules, max_lora_rank, ""); }, lora_mix};
+    ModeResult best_base = cont, best_mix;
+    json rounds = json::array();
+    for (int round = 0; round < 2; ++round) {
+      ModeResult mixed =
+          run_offline_mode("lora-mix", model, tokenizer, config, w, config.max_num_seqs, &mix);
+      print_mode(mixed);
+      rounds.push_back(to_json(mixed));
+      if (mixed.output_tok_s() > best_mix.output_tok_s() || round == 0) best_mix = mixed;
+      if (round == 1) break;
+      ModeResult again =
+          run_offline_mode("continuous", model, tokenizer, config, w, config.max_num_seqs);
+      print_mode(again);
+      rounds.push_back(to_json(again));
+      if (again.output_tok_s() > best_base.output_tok_s()) best_base = again;
+    }
+    report["lora_mix"] = to_json(best_mix);
+    report["lora_mix"]["adapters"] = lora_mix;
+    report["lora_mix_rounds"] = rounds;
+    const double ratio = best_mix.output_tok_s() / best_base.output_tok_s();
+    std::printf(
+        "lora-mix (%zu adapters, round-robin) / base output throughput: %.2fx (best of 2 "
+        "each, alternated)\n",
+        lora_mix.size(), ratio);
+    report["ratio_lora_mix_vs_base_output_tok_s"] = ratio;
+  }
   if (!flags.on("skip-single")) {
     ModeResult single = run_offline_mode("single", model, tokenizer, config, w, 1);
     single_run = single;
@@ -263,12 +318,17 @@ std::vector<int32_t> concurrency_levels(const Flags& flags) {
 }
 
 int bench_serve(int argc, char** argv) {
-  Flags flags(argc, argv, 3,
-              {"url", "served-model", "api-key", "num-prompts", "input-len", "output-len",
-               "range-ratio", "dataset", "vocab-size", "seed", "max-concurrency", "concurrency",
-               "request-rate", "arrival", "max-duration", "request-timeout", "json", "plot"},
-              {"no-progress", "allow-remote"});
+  Flags flags(
+      argc, argv, 3,
+      {"url", "served-model", "api-key", "num-prompts", "input-len", "output-len", "range-ratio",
+       "dataset", "vocab-size", "seed", "max-concurrency", "concurrency", "request-rate", "arrival",
+       "max-duration", "request-timeout", "json", "plot", "lora-mix"},
+      {"no-progress", "allow-remote"});
   ServeBenchOptions o = serve_options(flags);
+  o.model_mix = name_list(flags, "lora-mix");
+  if (!o.model_mix.empty() && flags.has("served-model")) {
+    throw UsageError("--served-model and --lora-mix both pick the model; give one");
+  }
   const std::string arrival = flags.str("arrival", flags.has("request-rate") ? "poisson" : "burst");
   o.rate = flags.f64("request-rate", 0);
   if (arrival == "burst") {
@@ -291,11 +351,14 @@ int bench_serve(int argc, char** argv) {
         return json::parse(*body).at("tokens").get<std::vector<int32_t>>();
       });
   print_workload(w);
+  if (!o.model_mix.empty())
+    std::printf("models: %s, round-robin\n", flags.str("lora-mix", "").c_str());
   std::printf(
       "server %s, arrivals %s%s\n", o.url.c_str(), arrival.c_str(),
       o.arrival == Arrival::kBurst ? "" : (" at " + std::to_string(o.rate) + " req/s").c_str());
 
   json report = {{"url", o.url},
+                 {"models", o.model_mix},
                  {"arrival", arrival},
                  {"request_rate", o.rate},
                  {"requests", w.size()},

@@ -18,6 +18,7 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
+#include "app/lora_flags.h"
 #include "engine/engine.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -31,7 +32,7 @@ const char* kUsage =
     "  [--top-k 0] [--max-tokens 256] [--repetition-penalty 1] [--seed S]\n"
     "  [--chat-template chatml|llama3|plain|FILE] [--reasoning-parser "
     "auto|qwen3|deepseek_r1|none]\n"
-    "  [engine flags, with --model: see serve --help]\n";
+    "  [engine flags, with --model: see serve --help, --lora-modules NAME=PATH ... too]\n";
 
 std::atomic<bool> g_interrupted{false};
 
@@ -82,7 +83,8 @@ class LineReader {
   std::string buf_;
 };
 
-std::unique_ptr<ChatBackend> in_process_backend(const Flags& flags) {
+std::unique_ptr<ChatBackend> in_process_backend(const Flags& flags,
+                                                const std::vector<LoraModuleFlag>& lora_modules) {
   const std::string dir = model_dir_from_flags(flags);
   auto renderer =
       std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "chat"));
@@ -96,11 +98,13 @@ std::unique_ptr<ChatBackend> in_process_backend(const Flags& flags) {
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   pthread_sigmask(SIG_BLOCK, &block, &old);
-  auto engine =
-      std::make_shared<Engine>(std::move(model), tokenizer, engine_config_from_flags(flags));
+  EngineConfig config = engine_config_from_flags(flags);
+  config.max_loras = max_loras_for(flags, lora_modules.size());
+  auto engine = std::make_shared<Engine>(std::move(model), tokenizer, config);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   std::string name = std::filesystem::path(dir).filename().string();
   if (name.empty()) name = std::filesystem::path(dir).parent_path().filename().string();
+  load_lora_modules(*engine, lora_modules, max_lora_rank_from_flags(flags), name);
   return make_engine_chat_backend(std::move(engine), renderer, reasoning, name);
 }
 
@@ -185,7 +189,14 @@ int chat_command(int argc, char** argv) {
       "temperature", "top-p",         "top-k",           "max-tokens", "repetition-penalty",
       "seed",        "chat-template", "reasoning-parser"};
   std::set<std::string> switches = {"help"};
+  valued.insert({"max-loras", "max-lora-rank"});
+  const std::vector<LoraModuleFlag> lora_modules = take_lora_modules(argc, argv, 2);
   Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
+  if (!lora_modules.empty() && flags.has("url")) {
+    throw UsageError(
+        "--lora-modules loads adapters into an in-process engine (--model); with "
+        "--url, /set model NAME picks one the server serves");
+  }
   if (flags.on("help")) {
     std::fputs(kUsage, stdout);
     std::fputs(ChatSession::help(), stdout);
@@ -207,7 +218,7 @@ int chat_command(int argc, char** argv) {
   std::unique_ptr<ChatBackend> backend =
       flags.has("url") ? make_http_chat_backend(flags.str("url", ""),
                                                 flags.str("api-key", env_key ? env_key : ""))
-                       : in_process_backend(flags);
+                       : in_process_backend(flags, lora_modules);
   std::printf("chatting with %s (%s). /help for commands, Ctrl-C stops an answer, Ctrl-D quits.\n",
               backend->model_name().c_str(),
               flags.has("url") ? flags.str("url", "").c_str() : "in-process");
@@ -234,7 +245,8 @@ int chat_command(int argc, char** argv) {
       continue;
     }
     g_interrupted.store(false);
-    std::printf("%s> ", backend->model_name().c_str());
+    const std::string& model = session.knobs().model;  // a LoRA adapter chosen by /set model
+    std::printf("%s> ", (model.empty() ? backend->model_name() : model).c_str());
     std::fflush(stdout);
     ReplyPrinter printer;
     ChatReply reply = backend->complete(

@@ -4,6 +4,7 @@
 
 #include "app/chat_backend.h"
 #include "engine/engine.h"
+#include "engine/lora_registry.h"
 
 namespace ps {
 namespace {
@@ -49,6 +50,15 @@ class EngineChatBackend : public ChatBackend {
     };
     Request req{engine_->tokenizer().encode(prompt), knobs.to_params()};
     req.params.logprobs = 0;  // the chosen token's logprob, for the confidence figure
+    if (!knobs.model.empty() && knobs.model != name_) {
+      req.lora = engine_->loras()->acquire(knobs.model);
+      if (!req.lora) {
+        reply.error = "no LoRA adapter named '" + knobs.model +
+                      "' (load adapters with --lora-modules NAME=PATH; /set model off for the "
+                      "base model)";
+        return reply;
+      }
+    }
     const auto t0 = Clock::now();
     SubmitResult submitted = engine_->submit(std::move(req));
     if (auto* err = std::get_if<SubmitError>(&submitted)) {

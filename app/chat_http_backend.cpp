@@ -93,7 +93,7 @@ class HttpChatBackend : public ChatBackend {
                      const TextSink& on_text, const std::atomic<bool>& stop) override {
     json msgs = json::array();
     for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-    json body = {{"model", model_},
+    json body = {{"model", knobs.model.empty() ? model_ : knobs.model},
                  {"messages", std::move(msgs)},
                  {"stream", true},
                  {"stream_options", {{"include_usage", true}}},

@@ -49,7 +49,7 @@ std::string ChatKnobs::describe() const {
          std::to_string(top_k) + ", max_tokens " + std::to_string(max_tokens) +
          ", repetition_penalty " + fmt(repetition_penalty) + ", seed " +
          (seed ? std::to_string(*seed) : std::string("off")) + ", ignore_eos " +
-         (ignore_eos ? "on" : "off");
+         (ignore_eos ? "on" : "off") + ", model " + (model.empty() ? "(base)" : model);
 }
 
 ChatSession::ChatSession(ChatKnobs knobs, std::string system_prompt, int32_t history_turns)
@@ -61,7 +61,8 @@ const char* ChatSession::help() {
          "  /system TEXT           set the system prompt (/system alone clears it)\n"
          "  /set NAME VALUE        temperature, top_p, top_k, max_tokens, repetition_penalty,\n"
          "                         seed (a number, or off), history (turns kept, 0 = none),\n"
-         "                         ignore_eos (on or off)\n"
+         "                         ignore_eos (on or off), model (a LoRA adapter's name, or off\n"
+         "                         for the base model)\n"
          "  /show                  print the knobs, the system prompt and the history size\n"
          "  /quit                  leave (or Ctrl-D); Ctrl-C stops the current answer\n";
 }
@@ -95,6 +96,10 @@ std::string ChatSession::set_knob(const std::string& name, const std::string& va
     knobs_.ignore_eos = value == "on";
     return "ignore_eos = " + value;
   }
+  if (name == "model") {
+    knobs_.model = value == "off" ? "" : value;
+    return value == "off" ? "model = (base)" : "model = " + value;
+  }
   if (name == "seed") {
     if (value == "off" || value == "none") {
       knobs_.seed.reset();
@@ -106,8 +111,8 @@ std::string ChatSession::set_knob(const std::string& name, const std::string& va
     return "seed = " + std::to_string(*v);
   }
   return "/set: unknown knob '" + name +
-         "'; use temperature, top_p, top_k, max_tokens, repetition_penalty, seed, history or "
-         "ignore_eos";
+         "'; use temperature, top_p, top_k, max_tokens, repetition_penalty, seed, history, "
+         "ignore_eos or model";
 }
 
 ChatAction ChatSession::handle_line(const std::string& raw) {

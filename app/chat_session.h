@@ -21,6 +21,9 @@ struct ChatKnobs {
   float repetition_penalty = 1.0f;
   std::optional<uint64_t> seed;
   bool ignore_eos = false;  // keep generating past EOS (to watch a long answer, or to test)
+  // /set model NAME: a LoRA adapter the server (or --lora-modules) serves, by name, or the base
+  // model by its name; empty: the backend's base model.
+  std::string model;
 
   SamplingParams to_params() const;
   std::string describe() const;  // "temperature 0.7, top_p 1, ..." for /show

@@ -18,6 +18,8 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
+#include "app/lora_flags.h"
+#include "convert/lora_loader.h"
 #include "engine/engine.h"
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -48,7 +50,11 @@ const char* kUsage =
     "  (check the KV cache after every engine step; slow, for tests)]\n"
     "  engine: [--max-num-seqs 64] [--max-batched-tokens 2048] [--max-model-len N]\n"
     "          [--max-queued-requests 4096] [--block-size 16] [--num-blocks N |\n"
-    "          --kv-cache-memory 512M] [--no-prefix-caching]\n";
+    "          --kv-cache-memory 512M] [--no-prefix-caching]\n"
+    "  LoRA: [--lora-modules NAME=PATH [NAME=PATH ...] (PEFT directories or .pth adapters; a\n"
+    "        request's \"model\": NAME picks one)] [--max-loras N (adapters resident at once)]\n"
+    "        [--max-lora-rank 64] [--enable-lora-runtime-updates (POST /v1/load_lora_adapter\n"
+    "        and /v1/unload_lora_adapter)]\n";
 
 int64_t int_in(const Flags& flags, const std::string& name, int64_t fallback, int64_t lo,
                int64_t hi) {
@@ -110,7 +116,10 @@ int serve_command(int argc, char** argv) {
                                   "request-timeout",
                                   "allowed-origins",
                                   "generation-config"};
-  std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity"};
+  std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity",
+                                    "enable-lora-runtime-updates"};
+  valued.insert({"max-loras", "max-lora-rank"});
+  const std::vector<LoraModuleFlag> lora_modules = take_lora_modules(argc, argv, 2);
   Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
     std::fputs(kUsage, stdout);
@@ -154,6 +163,8 @@ int serve_command(int argc, char** argv) {
   const std::string& dir = location.dir;
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
+  engine_config.max_loras = max_loras_for(flags, lora_modules.size());
+  const int32_t max_lora_rank = max_lora_rank_from_flags(flags);
   auto renderer =
       std::make_shared<const chat::ChatRenderer>(chat_renderer_from_flags(flags, dir, "serve"));
   const std::optional<chat::ReasoningStyle> reasoning = reasoning_from_flags(flags, *renderer);
@@ -209,6 +220,7 @@ int serve_command(int argc, char** argv) {
         std::make_shared<const Tokenizer>(Tokenizer::from_file(dir + "/tokenizer.json"));
     LoadedModel model = load_model_with_lora(flags, dir);
     auto e = std::make_shared<Engine>(std::move(model), tokenizer, engine_config);
+    load_lora_modules(*e, lora_modules, max_lora_rank, model_name);
     ctx = std::make_shared<ServingContext>();
     ctx->engine = e;
     ctx->tokenizer = tokenizer;
@@ -227,6 +239,11 @@ int serve_command(int argc, char** argv) {
           GenerationDefaults::from_file(from + "/generation_config.json");
     }
     ctx->request_timeout = request_timeout;
+    if (flags.on("enable-lora-runtime-updates")) {
+      ctx->read_lora = [base = e->model_config(), max_lora_rank](const std::string& path) {
+        return load_lora_adapter(base, path, max_lora_rank);
+      };
+    }
     // Ids past either table would index beyond the embedding or the tokenizer's byte table.
     ctx->limits.vocab_size = std::min(e->model_config().vocab_size, tokenizer->vocab_size());
     std::lock_guard<std::mutex> lock(mu);
@@ -248,6 +265,13 @@ int serve_command(int argc, char** argv) {
           tool_parser ? chat::tool_call_format_name(*tool_parser) : "none", ctx->max_model_len,
           secs);
       std::printf("kernels: %s\n", e->kernel_summary().c_str());
+      if (engine_config.max_loras > 0) {
+        std::printf(
+            "LoRA: %zu adapters loaded (--max-loras %d, --max-lora-rank %d, runtime "
+            "updates %s)\n",
+            lora_modules.size(), engine_config.max_loras, max_lora_rank,
+            ctx->read_lora ? "on" : "off");
+      }
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/lora_registry.h"
+
 namespace ps {
 namespace {
 
@@ -25,8 +27,10 @@ struct Timing {
 
 ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
                             std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config,
-                            const OfflineWorkload& workload, int32_t concurrency) {
+                            const OfflineWorkload& workload, int32_t concurrency,
+                            const OfflineLoraMix* lora) {
   Engine engine(model, std::move(tokenizer), config);
+  if (lora != nullptr) lora->load(engine);
   ModeResult r;
   r.mode = name;
   r.kernels = engine.kernel_summary();
@@ -47,6 +51,16 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
       req.params.temperature = 0;
       req.params.ignore_eos = true;
       req.params.max_tokens = workload.output_lens[i];
+      if (lora != nullptr && !lora->mix.empty()) {
+        const std::string& adapter = lora->mix[i % lora->mix.size()];
+        req.lora = engine.loras()->acquire(adapter);
+        if (!req.lora) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          error = "bench: no LoRA adapter named '" + adapter + "' (--lora-mix)";
+          next.store(n);
+          return;
+        }
+      }
       const Clock::time_point start = Clock::now();
       SubmitResult s = engine.submit(std::move(req));
       if (auto* err = std::get_if<SubmitError>(&s)) {

@@ -3,6 +3,7 @@
 // batching (up to max_num_seqs at once) and single-request mode (one request at a time through
 // an engine of the same configuration) — and the machine's own limits measured alongside.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,18 @@ struct ModeResult {
   double output_tok_s() const { return output_tokens / seconds; }
 };
 
+// Several LoRA adapters in one run (issue #22): `load` puts them in the fresh engine, and request
+// i runs with adapter mix[i % mix.size()].
+struct OfflineLoraMix {
+  std::function<void(Engine&)> load;
+  std::vector<std::string> mix;
+};
+
 // Runs the workload with at most `concurrency` requests in flight (1 = single-request mode),
 // greedy, ignore_eos, on a fresh engine (so neither mode warms the other's prefix cache).
 ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
                             std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config,
-                            const OfflineWorkload& workload, int32_t concurrency);
+                            const OfflineWorkload& workload, int32_t concurrency,
+                            const OfflineLoraMix* lora = nullptr);
 
 }  // namespace ps

@@ -138,7 +138,9 @@ LevelReport run_serve_level(const ServeBenchOptions& opts, const Workload& w, in
           if (at > deadline) continue;
           std::this_thread::sleep_until(at);
           if (BenchClock::now() > deadline) continue;
-          records[i] = client.stream_completion(w.prompts[i], w.output_lens[i], opts.model);
+          const std::string& model =
+              opts.model_mix.empty() ? opts.model : opts.model_mix[i % opts.model_mix.size()];
+          records[i] = client.stream_completion(w.prompts[i], w.output_lens[i], model);
           sent[i] = 1;
           if (!records[i].ok) failed.fetch_add(1);
           done.fetch_add(1);

@@ -17,6 +17,8 @@ enum class Arrival { kBurst, kFixedRate, kPoisson };
 struct ServeBenchOptions {
   std::string url = "http://127.0.0.1:8000";
   std::string model;  // empty: the server's only model
+  // --lora-mix: request i asks for model_mix[i % size] (adapters, or the base by its name).
+  std::vector<std::string> model_mix;
   std::string api_key;
   Arrival arrival = Arrival::kBurst;
   double rate = 0;              // requests per second, for kFixedRate and kPoisson

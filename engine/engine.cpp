@@ -53,6 +53,9 @@ EngineStats Engine::stats() const {
 const std::string& Engine::kernel_summary() const {
   return core_->kernel_summary();
 }
+const std::shared_ptr<LoraRegistry>& Engine::loras() const {
+  return core_->loras();
+}
 const ModelConfig& Engine::model_config() const {
   return core_->model_config();
 }

@@ -27,9 +27,11 @@ struct EngineConfig {
   bool check_integrity_every_step = false;  // tests turn this on
   RunnerOptions runner;                     // --kernel (model_runner.h)
   SpeculativeConfig speculative;            // --speculative ngram (off by default)
+  int32_t max_loras = 0;                    // --max-loras: LoRA adapters resident at once
 };
 
 class EngineCore;
+class LoraRegistry;
 struct StreamState;
 
 // The reader of one request's events. Destroying it before the finish event cancels the
@@ -76,6 +78,8 @@ class Engine {
   // The CPU kernels the model runs on (ISA, linear kernel per shape): printed at start, in
   // /metrics and in bench offline.
   const std::string& kernel_summary() const;
+  // The LoRA adapters this engine serves (engine/lora_registry.h); never null.
+  const std::shared_ptr<LoraRegistry>& loras() const;
 
   // Stops accepting; lets running requests finish for up to `drain`, then aborts the rest.
   void shutdown(std::chrono::milliseconds drain);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/lora_registry.h"
 #include "engine/spec_verifier.h"
 #include "sampling/sampler.h"
 
@@ -70,6 +71,8 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   stats_.kernels = runner_->kernel_summary();
   stats_.weight_bytes = runner_->weight_bytes();
   stats_.weight_bytes_per_token = runner_->weight_bytes_per_token();
+  loras_ = std::make_shared<LoraRegistry>(config_.max_loras);
+  slot_identity_.assign(size_t(std::max(0, config_.max_loras)), 0);
 
   token_bytes_ =
       padded(tokenizer_->bytes_table(), static_cast<size_t>(mc.vocab_size), std::string());
@@ -107,6 +110,10 @@ SubmitResult EngineCore::submit(Request request) {
   if (!message.empty()) return SubmitError{SubmitError::Kind::kInvalid, message, param};
   if (request.prompt_ids.empty()) {
     return SubmitError{SubmitError::Kind::kInvalid, "the prompt is empty", "prompt"};
+  }
+  if (request.lora && request.lora->slot() >= config_.max_loras) {
+    return SubmitError{SubmitError::Kind::kInvalid, "the LoRA adapter is not this engine's",
+                       "model"};
   }
   for (int32_t id : request.prompt_ids) {
     if (id < 0 || id >= vocab) {
@@ -193,7 +200,7 @@ bool EngineCore::drain_inbox(bool block) {
       StopChecker checker(p, model_.config.eos_token_ids,
                           static_cast<int32_t>(add->request.prompt_ids.size()), max_model_len_,
                           token_bytes_, token_special_);
-      scheduler_->add(add->id, add->request.prompt_ids);
+      scheduler_->add(add->id, add->request.prompt_ids, install_adapter(add->request));
       if (config_.speculative.enabled() && may_speculate(add->request)) {
         scheduler_->allow_speculation(
             add->id, static_cast<int32_t>(add->request.prompt_ids.size()) + p.max_tokens);
@@ -367,6 +374,22 @@ void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,
   std::lock_guard<std::mutex> lock(stats_mu_);
   if (reason == FinishReason::kAbort) stats_.requests_aborted_total += 1;
   stats_.requests_finished_total += 1;
+}
+
+// The runner slot of the request's adapter gets its factors if it holds another load: a slot
+// changes hands only after every request of the previous adapter has ended (lora_registry.h).
+SeqAdapter EngineCore::install_adapter(const Request& request) {
+  if (!request.lora) return {};
+  const LoraLease& lease = *request.lora;
+  const size_t slot = size_t(lease.slot());
+  if (slot >= slot_identity_.size()) throw std::logic_error("LoRA lease of another engine");
+  if (slot_identity_[slot] != lease.identity()) {
+    runner_->set_lora_adapter(lease.slot(), lease.adapter());
+    slot_identity_[slot] = lease.identity();
+  }
+  // The base keeps kRootBlockKey; each load gets its own root (an odd multiplier is a bijection,
+  // so no identity maps back to the base's).
+  return SeqAdapter{lease.slot(), kRootBlockKey ^ (lease.identity() * 0x9e3779b97f4a7c15ULL)};
 }
 
 void EngineCore::publish_stats() {

@@ -13,6 +13,7 @@
 
 #include "engine/engine.h"
 #include "engine/histogram.h"
+#include "engine/lora_registry.h"
 #include "engine/request_state.h"
 #include "model/model_runner.h"
 #include "scheduler/scheduler.h"
@@ -34,6 +35,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   const ModelConfig& model_config() const { return model_.config; }
   const std::shared_ptr<const Tokenizer>& tokenizer() const { return tokenizer_; }
   int32_t max_model_len() const { return max_model_len_; }
+  const std::shared_ptr<LoraRegistry>& loras() const { return loras_; }
 
  private:
   struct AddCommand {
@@ -54,6 +56,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   void sample_and_emit(const StepPlan& plan, std::vector<float>& logits);
   void finish(RequestId id, FinishReason reason, std::string detail, std::string final_text);
   void publish_stats();
+  SeqAdapter install_adapter(const Request& request);
 
   LoadedModel model_;
   std::shared_ptr<const Tokenizer> tokenizer_;
@@ -68,6 +71,8 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   std::vector<float> logits_;
   std::shared_ptr<const std::vector<std::string>> token_bytes_;
   std::shared_ptr<const std::vector<bool>> token_special_;
+  std::shared_ptr<LoraRegistry> loras_;
+  std::vector<uint64_t> slot_identity_;  // which load each runner LoRA slot holds (0: none)
 
   moodycamel::BlockingConcurrentQueue<Command> inbox_;
   std::thread thread_;

@@ -1,6 +1,7 @@
 #pragma once
 // What the outside world hands the engine and what it gets back, one event at a time.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,12 +13,16 @@ namespace ps {
 
 using RequestId = int64_t;
 
+class LoraLease;  // engine/lora_registry.h
+
 enum class FinishReason { kStop, kLength, kAbort, kError };
 const char* to_string(FinishReason reason);  // "stop" | "length" | "abort" | "error"
 
 struct Request {
   std::vector<int32_t> prompt_ids;
   SamplingParams params;
+  // The LoRA adapter to run with (Engine::loras()->acquire); null: the base model.
+  std::shared_ptr<const LoraLease> lora = nullptr;
 };
 
 struct TokenLogprob {

@@ -89,7 +89,7 @@ void BlockManager::evict(int32_t id) {
 }
 
 // active (unpublished) -> active (published): reachable by later prefix matches.
-void BlockManager::index(int32_t id, uint64_t key, uint64_t parent_serial,
+void BlockManager::index(int32_t id, uint64_t key, uint64_t parent_serial, uint64_t root,
                          std::span<const int32_t> tokens) {
   Block& b = blocks_[id];
   if (b.state != State::kActive || b.hashed) {
@@ -99,18 +99,20 @@ void BlockManager::index(int32_t id, uint64_t key, uint64_t parent_serial,
   b.key = key;
   b.serial = next_serial_++;
   b.parent_serial = parent_serial;
+  b.root = root;
   b.tokens.assign(tokens.begin(), tokens.end());
   index_.emplace(key, id);
 }
 
-// A hit needs the same key, the same parent block content (serial) and the same tokens: the
-// key alone may collide.
-int32_t BlockManager::lookup(uint64_t key, uint64_t parent_serial,
+// A hit needs the same key, the same parent block content (serial), the same root and the same
+// tokens: the key alone may collide.
+int32_t BlockManager::lookup(uint64_t key, uint64_t parent_serial, uint64_t root,
                              std::span<const int32_t> tokens) const {
   auto [lo, hi] = index_.equal_range(key);
   for (auto it = lo; it != hi; ++it) {
     const Block& b = blocks_[it->second];
-    if (b.parent_serial == parent_serial && std::ranges::equal(b.tokens, tokens)) {
+    if (b.parent_serial == parent_serial && b.root == root &&
+        std::ranges::equal(b.tokens, tokens)) {
       return it->second;
     }
   }
@@ -119,8 +121,10 @@ int32_t BlockManager::lookup(uint64_t key, uint64_t parent_serial,
 
 // ---- sequences ---------------------------------------------------------------------------
 
-PrefixMatch BlockManager::match_prefix(std::span<const int32_t> tokens) const {
+PrefixMatch BlockManager::match_prefix(std::span<const int32_t> tokens, uint64_t root) const {
   PrefixMatch m;
+  m.root = root;
+  m.chain_key = root;
   m.num_query_tokens = static_cast<int32_t>(tokens.size());
   if (!enable_prefix_caching_ || tokens.empty()) return m;
   // (n - 1) / bs: the block holding the last token is never matched, even when full.
@@ -128,7 +132,7 @@ PrefixMatch BlockManager::match_prefix(std::span<const int32_t> tokens) const {
   for (size_t i = 0; i < max_blocks; ++i) {
     auto chunk = tokens.subspan(i * block_size_, block_size_);
     const uint64_t key = hasher_(m.chain_key, chunk);
-    const int32_t id = lookup(key, m.chain_serial, chunk);
+    const int32_t id = lookup(key, m.chain_serial, root, chunk);
     if (id < 0) break;
     m.blocks.push_back(id);
     if (blocks_[id].state == State::kCached) ++m.num_idle;
@@ -156,6 +160,7 @@ void BlockManager::allocate(int64_t seq, const PrefixMatch& match, int32_t num_s
   t.num_published = static_cast<int32_t>(match.blocks.size());
   t.chain_key = match.chain_key;
   t.chain_serial = match.chain_serial;
+  t.root = match.root;
   const int32_t want = blocks_for_tokens(num_slots);
   while (static_cast<int32_t>(t.blocks.size()) < want) t.blocks.push_back(take());
   if (enable_prefix_caching_) {
@@ -208,14 +213,14 @@ void BlockManager::publish(int64_t seq, std::span<const int32_t> tokens, int32_t
     auto chunk = tokens.subspan(static_cast<size_t>(i) * block_size_, block_size_);
     const uint64_t key = hasher_(t.chain_key, chunk);
     const int32_t own = t.blocks[i];
-    const int32_t existing = lookup(key, t.chain_serial, chunk);
+    const int32_t existing = lookup(key, t.chain_serial, t.root, chunk);
     if (existing >= 0) {
       // Another sequence published the same prefix first: hold its copy, drop ours.
       share(existing);
       t.blocks[i] = existing;
       release(own);
     } else {
-      index(own, key, t.chain_serial, chunk);
+      index(own, key, t.chain_serial, t.root, chunk);
     }
     t.chain_key = key;
     t.chain_serial = blocks_[t.blocks[i]].serial;

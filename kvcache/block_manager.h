@@ -28,6 +28,7 @@ struct PrefixMatch {
   int32_t num_idle = 0;          // matched blocks now cached with ref 0 (leave the evictable pool)
   uint64_t chain_key = kRootBlockKey;  // key and serial of the last matched block
   uint64_t chain_serial = 0;
+  uint64_t root = kRootBlockKey;  // the chain's namespace (match_prefix's `root`)
 };
 
 class BlockManager {
@@ -58,8 +59,10 @@ class BlockManager {
 
   // Longest run of leading full blocks of `tokens` held by the prefix cache, never covering
   // the last token (so the model always computes at least one token and has logits).
-  // Read-only; valid until the next mutating call.
-  PrefixMatch match_prefix(std::span<const int32_t> tokens) const;
+  // Read-only; valid until the next mutating call. `root` starts the hash chain: sequences
+  // whose K/V differ for the same tokens (another LoRA adapter) pass different roots, and a
+  // block published under one root never matches under another, even on a key collision.
+  PrefixMatch match_prefix(std::span<const int32_t> tokens, uint64_t root = kRootBlockKey) const;
 
   // Whether a new sequence reusing `match` can hold `num_slots` tokens without taking a block
   // that some sequence is using.
@@ -103,11 +106,12 @@ class BlockManager {
   struct Block {
     State state = State::kFree;
     int32_t ref_count = 0;
-    bool hashed = false;          // reachable through index_
-    uint64_t key = 0;             // valid when hashed
-    uint64_t serial = 0;          // unique per publication; identifies the exact prefix
-    uint64_t parent_serial = 0;   // serial of the previous block in the chain (0: first)
-    std::vector<int32_t> tokens;  // kept to compare on a hit: a key collision must not match
+    bool hashed = false;            // reachable through index_
+    uint64_t key = 0;               // valid when hashed
+    uint64_t serial = 0;            // unique per publication; identifies the exact prefix
+    uint64_t parent_serial = 0;     // serial of the previous block in the chain (0: first)
+    uint64_t root = kRootBlockKey;  // the chain's namespace
+    std::vector<int32_t> tokens;    // kept to compare on a hit: a key collision must not match
     std::list<int32_t>::iterator lru_pos;  // valid when cached
   };
 
@@ -116,14 +120,17 @@ class BlockManager {
     int32_t num_published = 0;  // leading blocks that went through publish()/match
     uint64_t chain_key = kRootBlockKey;
     uint64_t chain_serial = 0;
+    uint64_t root = kRootBlockKey;
   };
 
   int32_t take();            // free|cached -> active (ref 1)
   void share(int32_t id);    // cached|active -> active (ref + 1)
   void release(int32_t id);  // active -> active|cached|free
   void evict(int32_t id);    // cached -> free
-  void index(int32_t id, uint64_t key, uint64_t parent_serial, std::span<const int32_t> tokens);
-  int32_t lookup(uint64_t key, uint64_t parent_serial, std::span<const int32_t> tokens) const;
+  void index(int32_t id, uint64_t key, uint64_t parent_serial, uint64_t root,
+             std::span<const int32_t> tokens);
+  int32_t lookup(uint64_t key, uint64_t parent_serial, uint64_t root,
+                 std::span<const int32_t> tokens) const;
   Table& table_of(int64_t seq);
   [[noreturn]] void fail(const std::string& what) const;
 

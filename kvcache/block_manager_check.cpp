@@ -46,7 +46,7 @@ void BlockManager::check_integrity() const {
       if (static_cast<int32_t>(i) < t.num_published) {
         // The published prefix is one unbroken chain of cached contents.
         const Block& b = blocks_[id];
-        if (!b.hashed || b.parent_serial != parent) {
+        if (!b.hashed || b.parent_serial != parent || b.root != t.root) {
           fail("sequence " + std::to_string(seq) + ": published " + name(id) + " at position " +
                std::to_string(i) + " breaks the prefix chain");
         }

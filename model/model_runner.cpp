@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "model/lora_bank.h"
 #include "model/lowbit_weights.h"
 #include "model/model_weights.h"
 #include "model/moe_layer.h"
@@ -152,6 +153,7 @@ struct ModelRunner::Impl {
   MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
   std::string kernel_summary;
+  LoraBank lora;  // resident adapters; their low-rank terms follow each base projection
 
   void rope_tables(const StepPlan& plan) {
     const int64_t T = plan.num_tokens(), half = rope.rotary_dim / 2;
@@ -193,6 +195,9 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   float* xs = x.get(T * H);
   gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
   rope_tables(plan);
+  lora.begin_step(plan);
+  const bool adapters = lora.step_has_adapters();
+  using Rows = LoraBank::Rows;
 
   PagedAttentionArgs pa;
   pa.q_row_stride = QKV;
@@ -215,6 +220,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     float* qkvs = qkv.get(T * QKV);
     rms_norm_rows(xs, H, nullptr, T, H, ptr(w.input_norm), c.rms_norm_eps, hs, H);
     project(hs, T, w.qkv, w.qkv_bias, qkvs);
+    if (adapters) lora.add(l, LoraSite::kQkv, Rows::kAll, hs, H, qkvs, QKV);
     QkRopeArgs qr;
     qr.qkv = qkvs;
     qr.ld = QKV;
@@ -259,6 +265,8 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
       M = R;
     }
     project(attn_rows, M, w.o_proj, {}, xs, /*accumulate=*/true);  // residual add fused
+    const Rows rows = M < T ? Rows::kSampled : Rows::kAll;
+    if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, Q, xs, H);
     rms_norm_rows(xs, H, nullptr, M, H, ptr(w.post_norm), c.rms_norm_eps, hs, H);
     if (w.moe) {
       w.moe->run(hs, M, xs, &moe_scratch);
@@ -266,9 +274,11 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     }
     float* gus = gu.get(M * 2 * I);
     project(hs, M, w.gate_up, {}, gus);
+    if (adapters) lora.add(l, LoraSite::kGateUp, rows, hs, H, gus, 2 * I);
     float* acts = act.get(M * I);
     silu_mul_rows(gus, M, I, acts);
     project(acts, M, w.down, {}, xs, /*accumulate=*/true);
+    if (adapters) lora.add(l, LoraSite::kDown, rows, acts, I, xs, H);
   }
   if (R == 0) return;
   // After the loop xs holds exactly the R sampled rows in order (the last layer compacted
@@ -278,6 +288,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   rms_norm_rows(xs, H, compacted ? nullptr : sample_rows.data(), R, H, ptr(final_norm),
                 c.rms_norm_eps, hs, H);
   project(hs, R, lm_head, {}, logits->data());
+  if (adapters) lora.add_lm_head(hs, H, logits->data(), c.vocab_size);
 }
 
 ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec,
@@ -339,6 +350,10 @@ void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
   }
   check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size);
   impl_->forward(plan, logits);
+}
+
+void ModelRunner::set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) {
+  impl_->lora.set(slot, std::move(adapter), impl_->c.num_hidden_layers);
 }
 
 const ModelConfig& ModelRunner::config() const {

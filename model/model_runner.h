@@ -14,6 +14,7 @@
 namespace ps {
 
 struct ModelWeights;
+struct LoraAdapter;
 
 struct KvCacheSpec {
   int32_t num_blocks = 0;
@@ -45,6 +46,10 @@ class ModelRunner {
   // Runs one step. `logits` receives [plan.logit_rows().size(), vocab_size] row-major, in
   // logit_rows() order (one row per sample index without speculative drafts).
   void forward(const StepPlan& plan, std::vector<float>* logits);
+
+  // Makes `adapter` (model/lora_factors.h: pack_lora_adapter) the one sequences with
+  // plan.lora_slot == slot run with; null empties the slot. Only between steps.
+  void set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter);
 
   const ModelConfig& config() const;
   // The kernels this runner uses: ISA, linear mode, and each projection shape's plan.

@@ -30,6 +30,9 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
       p.block_tables.size() != size_t(S) * size_t(p.max_blocks_per_seq)) {
     fail("block_tables must be S x max_blocks_per_seq");
   }
+  if (!p.lora_slot.empty() && p.lora_slot.size() != size_t(S)) {
+    fail("lora_slot needs S entries (or none)");
+  }
   if (p.query_start[0] != 0 || p.query_start[S] != T) {
     fail("query_start must start at 0 and end at the token count");
   }

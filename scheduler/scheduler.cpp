@@ -15,12 +15,12 @@ Scheduler::Scheduler(SchedulerConfig config)
   }
 }
 
-void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids) {
+void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter) {
   if (seqs_.count(id)) {
     throw std::invalid_argument("Scheduler::add: sequence id " + std::to_string(id) +
                                 " is already in use");
   }
-  auto seq = std::make_unique<Sequence>(id, std::move(prompt_ids), &blocks_);
+  auto seq = std::make_unique<Sequence>(id, std::move(prompt_ids), &blocks_, adapter);
   if (!fits_pool(*seq)) {
     rejected_.push_back(id);
     return;
@@ -107,7 +107,7 @@ void Scheduler::admit_waiting(Step& step) {
       reject(seq);
       continue;
     }
-    const PrefixMatch match = blocks_.match_prefix(seq->tokens());
+    const PrefixMatch match = blocks_.match_prefix(seq->tokens(), seq->adapter().prefix_root);
     const int32_t n = std::min(seq->num_tokens() - match.num_tokens, step.budget);
     const int32_t slots = match.num_tokens + n;
     if (!blocks_.can_allocate(match, slots)) break;

@@ -32,8 +32,8 @@ class Scheduler {
 
   // -> waiting, at the back of the queue. A prompt that needs more blocks than the whole pool
   // is rejected at once (see take_rejected). Throws std::invalid_argument on an empty prompt
-  // or an id already in use.
-  void add(SeqId id, std::vector<int32_t> prompt_ids);
+  // or an id already in use. `adapter`: the LoRA adapter it runs with (sequence.h).
+  void add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter = {});
 
   // Lets `id` carry n-gram draft tokens (config.speculative) while it decodes, never past
   // `max_total_tokens` tokens (its prompt + max_tokens: drafts beyond its end are waste).

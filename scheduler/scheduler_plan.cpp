@@ -53,6 +53,8 @@ StepPlan Scheduler::build_plan(const Step& step) const {
       plan.num_draft_tokens.push_back(drafts);
       any_drafts = any_drafts || drafts > 0;
     }
+    if (seq->adapter().slot >= 0 && plan.lora_slot.empty()) plan.lora_slot.assign(num_seqs, -1);
+    if (!plan.lora_slot.empty()) plan.lora_slot[s] = seq->adapter().slot;
     if (seq->scheduled_tokens_ == 1 + drafts && end == committed + drafts &&
         seq->num_output_tokens() > 0) {
       plan.num_decode_tokens += seq->scheduled_tokens_;

@@ -26,8 +26,10 @@ const char* to_string(SeqStatus status) {
   return "?";
 }
 
-Sequence::Sequence(SeqId id, std::vector<int32_t> prompt_ids, const BlockManager* blocks)
+Sequence::Sequence(SeqId id, std::vector<int32_t> prompt_ids, const BlockManager* blocks,
+                   SeqAdapter adapter)
     : id_(id),
+      adapter_(adapter),
       tokens_(std::move(prompt_ids)),
       num_prompt_tokens_(static_cast<int32_t>(tokens_.size())),
       blocks_(blocks) {

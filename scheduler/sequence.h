@@ -18,15 +18,25 @@ namespace ps {
 
 enum class SeqStatus { kWaiting, kRunning, kFinished };
 
+// The LoRA adapter a sequence runs with (issue #22): the runner slot holding its factors (-1:
+// the base model) and the root its prefix-cache chain hashes from, so that K/V computed under
+// one adapter is never served to another. Fixed for the sequence's life, preemptions included.
+struct SeqAdapter {
+  int32_t slot = -1;
+  uint64_t prefix_root = kRootBlockKey;
+};
+
 const char* to_string(SeqStatus status);
 
 class Sequence {
  public:
   // `blocks` owns the block table; it must outlive the sequence.
-  Sequence(SeqId id, std::vector<int32_t> prompt_ids, const BlockManager* blocks);
+  Sequence(SeqId id, std::vector<int32_t> prompt_ids, const BlockManager* blocks,
+           SeqAdapter adapter = {});
 
   SeqId id() const { return id_; }
   SeqStatus status() const { return status_; }
+  const SeqAdapter& adapter() const { return adapter_; }
   const std::vector<int32_t>& tokens() const { return tokens_; }  // prompt + output
   int32_t num_tokens() const { return static_cast<int32_t>(tokens_.size()); }
   int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
@@ -62,6 +72,7 @@ class Sequence {
 
   SeqId id_;
   SeqStatus status_ = SeqStatus::kWaiting;
+  SeqAdapter adapter_;
   std::vector<int32_t> tokens_;
   int32_t num_prompt_tokens_;
   int32_t num_computed_ = 0;

@@ -33,6 +33,9 @@ struct StepPlan {
   // token's row, then each draft's), so there are sum(1 + n) logit rows in all. Empty: no
   // drafts anywhere (one row per sample index, as without speculation).
   std::vector<int32_t> num_draft_tokens;
+  // S: the LoRA adapter slot each sequence runs with (-1: the base model alone), or empty when
+  // every sequence is base. Slots index the runner's resident adapters (model/lora_bank.h).
+  std::vector<int32_t> lora_slot;
 
   // Accounting, for metrics and tests.
   int32_t num_prefill_tokens = 0;

@@ -8,7 +8,8 @@ const state = {
   history: [],        // [{role, content}] of finished turns, sent with every question
   controller: null,   // AbortController of the request in flight
   busy: false,
-  model: '',
+  model: '',          // what requests ask for: the base model or the chosen LoRA adapter
+  baseModel: '',
   lastQuestion: '',
   epoch: 0,           // bumped by New chat, so an answer that ends afterwards is not recorded
 };
@@ -307,9 +308,18 @@ async function loadModel() {
       const resp = await fetch('/v1/models', { headers: headers() });
       if (!resp.ok) throw new Error(await errorOf(resp));
       const j = await resp.json();
-      state.model = j.data[0].id;
+      state.baseModel = j.data[0].id;
+      state.model = state.baseModel;
       $('model-name').textContent = state.model;
       $('model-context').textContent = j.data[0].max_model_len ?? '?';
+      // LoRA adapters are listed after the base with `parent` naming it (as vLLM lists them).
+      const adapters = j.data.filter((m) => m.parent === state.baseModel);
+      for (const a of adapters) {
+        const opt = el('option', '', a.id + (a.lora_rank ? ' (rank ' + a.lora_rank + ')' : ''));
+        opt.value = a.id;
+        $('adapter').append(opt);
+      }
+      $('adapter-box').hidden = adapters.length === 0;
       return;
     } catch (e) {
       // Shown once, then retried quietly: the server may still be loading the model, or an
@@ -341,6 +351,10 @@ $('new-chat').addEventListener('click', () => {
   $('input').focus();
 });
 $('consistency').addEventListener('click', consistencyCheck);
+$('adapter').addEventListener('change', () => {
+  state.model = $('adapter').value || state.baseModel;
+  $('model-name').textContent = state.model;
+});
 for (const id of ['temperature', 'top-p']) {
   $(id).addEventListener('input', () => { $(id + '-out').textContent = $(id).value; });
 }
