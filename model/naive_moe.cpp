@@ -3,8 +3,15 @@
 namespace ps {
 namespace {
 
+// Weights may be bf16/f16 views of the checkpoint (the loader keeps them narrow since
+// --dtype auto); the oracle widens them exactly, as the runner's kernels do.
+at::Tensor widened_linear(const at::Tensor& x, const at::Tensor& w) {
+  return at::linear(x, w.to(at::kFloat));
+}
+
 at::Tensor expert_mlp(const ExpertWeights& e, const at::Tensor& x) {
-  return at::linear(at::silu(at::linear(x, e.gate_proj)) * at::linear(x, e.up_proj), e.down_proj);
+  return widened_linear(at::silu(widened_linear(x, e.gate_proj)) * widened_linear(x, e.up_proj),
+                        e.down_proj);
 }
 
 }  // namespace
@@ -15,7 +22,7 @@ at::Tensor naive_moe_mlp(const MoeLayerWeights& w, const ModelConfig& c, const a
   std::vector<at::Tensor> rows;
   for (int64_t t = 0; t < T; ++t) {
     const at::Tensor xt = x[t];  // [hidden]
-    const at::Tensor probs = at::softmax(at::linear(xt, w.router), -1, at::kFloat);
+    const at::Tensor probs = at::softmax(widened_linear(xt, w.router), -1, at::kFloat);
     auto [top, idx] = at::topk(probs, m.num_experts_per_tok);
     if (m.norm_topk_prob && !(m.norm_topk_only_above_one && m.num_experts_per_tok == 1)) {
       top = top / (top.sum() + m.norm_topk_epsilon);
