@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chat/chat_template.h"
+#include "chat/chat_renderer.h"
 #include "engine/engine.h"
 #include "model/loader.h"
 #include "train/chat_data.h"
@@ -61,12 +61,13 @@ TEST(ShippedModel, EngineGivesTheSameAnswers) {
   config.num_blocks = 128;  // 2048 tokens: ten short chats, without the default 512 MB
   config.check_integrity_every_step = true;
   Engine engine(load_model(kModel), tok, config);
-  const ChatTemplate chatml(ChatTemplateKind::kChatML);
+  // The model's own template, as the server reads it from tokenizer_config.json.
+  const chat::ChatRenderer renderer = chat::ChatRenderer::load("", kModel, nullptr);
   const std::vector<ChatExample> examples = pick_training_examples();
   std::vector<std::unique_ptr<RequestStream>> streams;
   for (const ChatExample& ex : examples) {
     Request r;
-    r.prompt_ids = tok->encode(chatml.render(ex.prompt_messages(), true));
+    r.prompt_ids = prompt_tokens(*tok, ex, renderer);
     r.params.max_tokens = 96;
     r.params.temperature = 0.0f;
     SubmitResult s = engine.submit(std::move(r));
