@@ -35,7 +35,8 @@ std::vector<ChatExample> pick_training_examples() {
   std::vector<ChatExample> out;
   for (const std::string& q : kQuestions) {
     for (const ChatExample& ex : all) {
-      if (ex.messages.size() == 2 && ex.question() == q) {
+      // The plain question (the data also asks some with tools offered).
+      if (ex.messages.size() == 2 && ex.tools.is_null() && ex.question() == q) {
         out.push_back(ex);
         break;
       }
