@@ -10,6 +10,7 @@
 #include "api/chat_messages.h"
 #include "api/choice_streams.h"
 #include "api/connection_watch.h"
+#include "api/constraint_builder.h"
 #include "api/http_reply.h"
 #include "api/openai_response.h"
 #include "api/sse.h"
@@ -63,6 +64,17 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
                          "with --tool-call-parser hermes|llama3_json|mistral");
   }
 
+  // The grammar is compiled here, on the handler thread, so a slow or refused compile never
+  // holds up the engine's steps for other requests.
+  std::shared_ptr<const CompiledGrammar> grammar;
+  try {
+    if (auto spec = constraint_for(r, ctx.tool_parser))
+      grammar = ctx.grammar_compiler->compile(*spec);
+  } catch (const StructuredError& e) {
+    const std::string param = r.tools.active() ? "tools" : r.constraint.param;
+    return invalid_param(param, std::string("cannot constrain the output as asked: ") + e.what());
+  }
+
   std::vector<std::vector<int32_t>> prompts;
   std::string chat_prompt;
   if (endpoint == Endpoint::kChat) {
@@ -101,6 +113,7 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
       return *e;
     }
     params.n = 1;  // the engine runs one sequence per request; choices are separate requests
+    params.grammar = grammar;  // each choice gets its own matcher in the engine
     for (int32_t i = 0; i < r.params.n; ++i) {
       Request req{ids, params};
       // Seeded choices differ from each other yet are each reproducible.

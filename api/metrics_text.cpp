@@ -76,6 +76,15 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
   metric(out, "num_preemptions_total", "counter", "Sequences preempted for recompute.",
          s.preemptions_total);
   metric(out, "steps_total", "counter", "Engine steps run.", s.steps_total);
+  const auto drafts = static_cast<double>(s.spec_decode_num_drafts);
+  const auto draft_tokens = static_cast<double>(s.spec_decode_num_draft_tokens);
+  const auto accepted = static_cast<double>(s.spec_decode_num_accepted_tokens);
+  metric(out, "spec_decode_acceptance_rate", "gauge",
+         "Speculative draft tokens accepted / verified (0 before any draft).",
+         draft_tokens > 0 ? accepted / draft_tokens : 0.0);
+  metric(out, "spec_decode_tokens_per_draft_step", "gauge",
+         "Tokens a sequence step with a draft kept on average: 1 + accepted / drafts.",
+         drafts > 0 ? 1.0 + accepted / drafts : 0.0);
   metric(out, "requests_finished_total", "counter", "Requests that finished.",
          s.requests_finished_total);
   metric(out, "requests_aborted_total", "counter", "Requests cancelled or aborted.",

@@ -67,6 +67,17 @@ std::string router_metrics_text(const EngineStats& s, const RouterMetricsInfo& i
   series(out, "vllm:gpu_prefix_cache_hit_rate", "gauge",
          "Prefix-cache hit rate over the server's life (hits / queries, in tokens).", model,
          hit_rate);
+  // Speculative decoding, as vLLM names it: acceptance rate = accepted / draft tokens; tokens
+  // per drafting step = 1 + accepted / drafts.
+  series(out, "vllm:spec_decode_num_drafts_total", "counter",
+         "Sequence steps that carried speculative draft tokens.", model,
+         static_cast<double>(s.spec_decode_num_drafts));
+  series(out, "vllm:spec_decode_num_draft_tokens_total", "counter",
+         "Speculative draft tokens verified.", model,
+         static_cast<double>(s.spec_decode_num_draft_tokens));
+  series(out, "vllm:spec_decode_num_accepted_tokens_total", "counter",
+         "Speculative draft tokens accepted (equal to the token the model sampled).", model,
+         static_cast<double>(s.spec_decode_num_accepted_tokens));
   series(out, "vllm:cache_config_info", "gauge",
          "KV-cache layout, in labels (read by prefix-cache-aware routers).",
          "block_size=\"" + std::to_string(info.block_size) + "\",num_gpu_blocks=\"" +

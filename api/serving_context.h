@@ -12,6 +12,7 @@
 #include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
 #include "engine/engine.h"
+#include "structured/grammar_compiler.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
@@ -26,6 +27,9 @@ struct ServingContext {
   // --tool-call-parser (or the one the template's source makes clear): turns replies to
   // requests with tools into tool_calls; nullopt: such requests are refused.
   std::optional<chat::ToolCallFormat> tool_parser;
+  // Compiles response_format / structured_outputs / tool grammars on handler threads (cached by
+  // content, bounded in time and size); never null once serving.
+  std::shared_ptr<GrammarCompiler> grammar_compiler;
   std::string served_model_name;
   RequestLimits limits;
   int32_t max_model_len = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "app/commands.h"
@@ -14,6 +15,7 @@
 #include "bench/plot.h"
 #include "bench/prefix_bench.h"
 #include "bench/serve_bench.h"
+#include "bench/speculative_bench.h"
 #include "bench/sse_client.h"
 #include "model/machine_probe.h"
 
@@ -27,6 +29,8 @@ constexpr const char* kUsage =
     "  pagedserve bench offline [--model DIR] [--num-prompts 64] [--input-len 64]\n"
     "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--seed 0]\n"
     "      [--json FILE] [--skip-single] [--no-probe] [engine flags]\n"
+    "      (with --speculative ngram: the same modes again with speculation off, and ratios;\n"
+    "      --spec-rounds N on/off pairs, median ratio)\n"
     "  pagedserve bench serve [--url http://127.0.0.1:8000] [--num-prompts 64] [--input-len 64]\n"
     "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--vocab-size 6400]\n"
     "      [--max-concurrency N | --concurrency 1,4,16,64] [--request-rate R]\n"
@@ -108,8 +112,9 @@ void print_workload(const Workload& w) {
 }
 
 int bench_offline(int argc, char** argv) {
-  std::set<std::string> valued = {"model",       "num-prompts", "input-len", "output-len",
-                                  "range-ratio", "dataset",     "seed",      "json"};
+  std::set<std::string> valued = {"model",      "num-prompts", "input-len",
+                                  "output-len", "range-ratio", "dataset",
+                                  "seed",       "json",        "spec-rounds"};
   std::set<std::string> switches = {"skip-single", "no-probe"};
   Flags flags = engine_command_flags(argc, argv, 3, valued, switches);
   const std::string dir = model_dir_from_flags(flags);
@@ -131,8 +136,10 @@ int bench_offline(int argc, char** argv) {
   std::printf("kernels: %s\n", cont.kernels.c_str());
   print_mode(cont);
   report["continuous"] = to_json(cont);
+  std::optional<ModeResult> single_run;
   if (!flags.on("skip-single")) {
     ModeResult single = run_offline_mode("single", model, tokenizer, config, w, 1);
+    single_run = single;
     print_mode(single);
     report["single"] = to_json(single);
     const double ratio = cont.output_tok_s() / single.output_tok_s();
@@ -172,6 +179,11 @@ int bench_offline(int argc, char** argv) {
                            {"bandwidth_floor_tok_s", bw_floor_tok_s},
                            {"compute_floor_tok_s", compute_floor_tok_s}};
     }
+  }
+  if (config.speculative.enabled()) {
+    report["speculative"] =
+        compare_speculative(model, tokenizer, config, w, cont, single_run ? &*single_run : nullptr,
+                            count_flag(flags, "spec-rounds", 1));
   }
   write_json(flags, report);
   return 0;

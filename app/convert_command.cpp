@@ -39,7 +39,7 @@ int convert_command(int argc, char** argv) {
   Flags flags(argc, argv, 2,
               {"from", "to", "arch", "config", "tokenizer", "dtype", "hidden-size", "num-layers",
                "num-heads", "num-kv-heads", "head-dim", "intermediate-size", "vocab-size",
-               "max-position-embeddings", "rope-theta", "rms-norm-eps"},
+               "max-position-embeddings", "rope-theta", "rms-norm-eps", "num-experts-per-tok"},
               {"tied", "untied", "help"});
   if (flags.on("help")) {
     std::fprintf(
@@ -49,6 +49,8 @@ int convert_command(int argc, char** argv) {
         "  [--hidden-size N] [--num-layers N] [--num-heads N] [--num-kv-heads N] [--head-dim N]\n"
         "  [--intermediate-size N] [--vocab-size N] [--max-position-embeddings N]\n"
         "  [--rope-theta 1e6] [--rms-norm-eps 1e-6] [--tied | --untied]\n"
+        "  [--num-experts-per-tok K] (MoE: a .pth with mlp.gate / mlp.experts.J tensors becomes\n"
+        "  MiniMind's own format, model_type minimind with use_moe)\n"
         "Reads a torch.save state_dict (MiniMind or Hugging Face tensor names; {\"model\": sd} "
         "and\n"
         "{\"state_dict\": sd} wrappers too). The config comes from --config, else config.json "
@@ -81,6 +83,7 @@ int convert_command(int argc, char** argv) {
   o.flags.max_position_embeddings = dim(flags, "max-position-embeddings");
   o.flags.rope_theta = positive(flags, "rope-theta");
   o.flags.rms_norm_eps = positive(flags, "rms-norm-eps");
+  o.flags.num_experts_per_tok = dim(flags, "num-experts-per-tok");
   if (flags.on("tied") && flags.on("untied")) throw UsageError("--tied and --untied contradict");
   if (flags.on("tied")) o.flags.tie_word_embeddings = true;
   if (flags.on("untied")) o.flags.tie_word_embeddings = false;
@@ -94,7 +97,12 @@ int convert_command(int argc, char** argv) {
       c.num_key_value_heads, c.head_dim, c.intermediate_size, c.vocab_size, c.rope_theta,
       c.rms_norm_eps, c.tie_word_embeddings ? "tied embeddings" : "untied lm_head", r.tensors,
       r.dtype.c_str());
+  if (c.moe.enabled()) {
+    std::printf("experts: %d routed (top %d, width %d), %d shared\n", c.moe.num_experts,
+                c.moe.num_experts_per_tok, c.moe.moe_intermediate_size, c.moe.num_shared_experts);
+  }
   std::printf("config from %s\n", r.config_source.c_str());
+  for (const std::string& note : r.notes) std::printf("default: %s\n", note.c_str());
   if (!r.ignored.empty()) {
     std::printf("skipped %zu recomputed buffers (e.g. %s)\n", r.ignored.size(),
                 r.ignored[0].c_str());

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "app/speculative_flags.h"
 #include "convert/lora_merge.h"
 #include "model/hub_cache.h"
 #include "model/kernel_isa.h"
@@ -16,6 +17,7 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
                  "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
                  "kernel", "kernel-isa"});
+  valued.merge(speculative_flag_names());
   switches.insert("no-prefix-caching");
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
 }
@@ -65,6 +67,7 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
       static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
+  c.speculative = speculative_config_from_flags(flags);
   try {
     // PAGEDSERVE_KERNEL sets the default, so a test suite can pin every process it starts.
     const char* env = std::getenv("PAGEDSERVE_KERNEL");

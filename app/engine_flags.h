@@ -11,8 +11,8 @@ namespace ps {
 
 // A command's flags plus the engine's: --block-size --num-blocks --kv-cache-memory
 // --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora --revision
-// --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic and the switch
-// --no-prefix-caching.
+// --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic, --speculative ngram and its
+// tuning flags (app/speculative_flags.h), and the switch --no-prefix-caching.
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches);
 EngineConfig engine_config_from_flags(const Flags& flags);

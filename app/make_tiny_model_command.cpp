@@ -7,28 +7,33 @@
 namespace ps {
 
 int make_tiny_model_command(int argc, char** argv) {
-  Flags flags(argc, argv, 2,
-              {"hidden-size", "num-layers", "num-heads", "num-kv-heads", "head-dim",
-               "intermediate-size", "vocab-size", "max-position-embeddings", "rope-theta",
-               "model-type", "dtype", "shards", "seed"},
-              {"untied", "help"});
+  Flags flags(
+      argc, argv, 2,
+      {"hidden-size", "num-layers", "num-heads", "num-kv-heads", "head-dim", "intermediate-size",
+       "vocab-size", "max-position-embeddings", "rope-theta", "model-type", "dtype", "shards",
+       "seed", "num-experts", "num-experts-per-tok", "moe-intermediate-size"},
+      {"untied", "help"});
   if (flags.on("help") || flags.positional().size() != 1) {
     std::fprintf(stderr,
                  "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
-                 "[--seed S]\n  [--model-type qwen3|qwen2|llama] [--hidden-size 512] "
+                 "[--seed S]\n  [--model-type qwen3|qwen2|llama|qwen3_moe] [--hidden-size 512] "
                  "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
                  "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
-                 "4096]\n  [--rope-theta 1e6] [--untied]\n");
+                 "4096]\n  [--rope-theta 1e6] [--untied]\n  qwen3_moe: [--num-experts 8] "
+                 "[--num-experts-per-tok 2] [--moe-intermediate-size 704] (every layer sparse, "
+                 "top-k renormalised)\n");
     if (flags.on("help")) return 0;
     throw UsageError("expected exactly one DIR argument");
   }
   TinyModelOptions o;
   ModelConfig& c = o.config;
   c.model_type = flags.str("model-type", c.model_type);
-  if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama") {
-    throw UsageError("flag --model-type must be qwen3, qwen2 or llama, got '" + c.model_type + "'");
+  if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
+      c.model_type != "qwen3_moe") {
+    throw UsageError("flag --model-type must be qwen3, qwen2, llama or qwen3_moe, got '" +
+                     c.model_type + "'");
   }
-  c.qk_norm = c.model_type == "qwen3";
+  c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
   c.attention_bias = c.model_type == "qwen2";
   auto dim = [&](const char* name, int32_t fallback) {
     int64_t v = flags.i64(name, fallback);
@@ -45,6 +50,18 @@ int make_tiny_model_command(int argc, char** argv) {
   c.max_position_embeddings = dim("max-position-embeddings", c.max_position_embeddings);
   c.rope_theta = static_cast<float>(flags.f64("rope-theta", c.rope_theta));
   c.tie_word_embeddings = !flags.on("untied");
+  if (c.model_type == "qwen3_moe") {
+    c.moe.num_experts = dim("num-experts", 8);
+    c.moe.num_experts_per_tok = dim("num-experts-per-tok", 2);
+    c.moe.moe_intermediate_size = dim("moe-intermediate-size", c.intermediate_size / 2);
+    c.moe.norm_topk_prob = true;
+    if (c.moe.num_experts_per_tok > c.moe.num_experts) {
+      throw UsageError("--num-experts-per-tok must not exceed --num-experts");
+    }
+  } else if (flags.has("num-experts") || flags.has("num-experts-per-tok") ||
+             flags.has("moe-intermediate-size")) {
+    throw UsageError("the expert flags need --model-type qwen3_moe");
+  }
   if (c.num_attention_heads % c.num_key_value_heads != 0) {
     throw UsageError("--num-heads must be a multiple of --num-kv-heads");
   }

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/constraint_builder.h"
 #include "api/http_server.h"
 #include "api/shutdown_signal.h"
 #include "app/chat_template_flag.h"
@@ -214,6 +215,7 @@ int serve_command(int argc, char** argv) {
     ctx->chat_renderer = renderer;
     ctx->reasoning = reasoning;
     ctx->tool_parser = tool_parser;
+    ctx->grammar_compiler = make_grammar_compiler(*tokenizer, e->model_config().eos_token_ids);
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
     ctx->block_size = engine_config.block_size;

@@ -96,6 +96,10 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
   EngineStats s = engine.stats();
   r.max_seqs_in_step = s.max_seqs_in_step;
   r.steps = s.steps_total;
+  r.spec_drafts = s.spec_decode_num_drafts;
+  r.spec_draft_tokens = s.spec_decode_num_draft_tokens;
+  r.spec_accepted_tokens = s.spec_decode_num_accepted_tokens;
+  r.forward_seconds = s.step_forward_seconds;
   const double step_total = s.step_schedule_seconds + s.step_forward_seconds +
                             s.step_sample_seconds + s.step_emit_seconds;
   if (step_total > 0) {

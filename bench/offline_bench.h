@@ -26,6 +26,9 @@ struct ModeResult {
   // Shares of the engine's step time (DESIGN §7: scheduling must stay far below the model).
   double schedule_share = 0, forward_share = 0, sample_share = 0, emit_share = 0;
   std::string kernels;  // Engine::kernel_summary: the ISA and linear kernels this mode ran on
+  // Speculative decoding (engine spec_decode counters; zero with speculation off).
+  uint64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
+  double forward_seconds = 0;  // the engine thread's time in model forwards
   double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
   double output_tok_s() const { return output_tokens / seconds; }
 };

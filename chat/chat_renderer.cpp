@@ -68,6 +68,10 @@ nlohmann::ordered_json join_content_parts(const nlohmann::ordered_json& messages
   for (auto& m : out) {
     if (!m.is_object()) continue;
     auto it = m.find("content");
+    // A null content (an assistant turn that only called tools) becomes "", as vLLM renders it
+    // for string-content templates: Qwen's template tests `'</think>' in content`, which a
+    // None would fail.
+    if (it != m.end() && it->is_null()) *it = "";
     if (it == m.end() || !it->is_array()) continue;
     std::string text;
     bool first = true;

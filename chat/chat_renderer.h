@@ -71,7 +71,8 @@ class ChatRenderer {
 // vLLM's "auto" content format test: does `source` loop over a message's content?
 bool template_iterates_content(const std::string& source);
 
-// Messages with each content-part list joined into one string (text parts, "\n" between).
+// Messages with each content-part list joined into one string (text parts, "\n" between), and
+// null content as "".
 nlohmann::ordered_json join_content_parts(const nlohmann::ordered_json& messages);
 
 }  // namespace ps::chat

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convert/convert_moe.h"
 #include "convert/convert_names.h"
 #include "convert/convert_pth_reader.h"
 #include "convert/convert_writer.h"
@@ -80,7 +81,8 @@ std::optional<int32_t> special_token_id(const json& tok_config, const json& toke
 // Maps the state_dict, infers the config where `given` is silent, and fills ModelWeights.
 // Every problem is collected, so one run names all of them.
 ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides& given,
-                           const std::string& origin, std::vector<std::string>* ignored) {
+                           const std::string& origin, std::vector<std::string>* ignored,
+                           std::vector<std::string>* notes) {
   std::vector<std::string> problems;
   std::map<std::string, Source> by_hf;
   for (const auto& [name, tensor] : state_dict) {
@@ -91,7 +93,7 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
     }
     if (m.kind == MappedName::Kind::kUnknown) {
       problems.push_back("unknown tensor '" + name + "' " + shape_string(tensor.sizes().vec()) +
-                         " (not a Llama/Qwen decoder tensor; MoE and vision weights are not "
+                         " (not a Llama/Qwen/MiniMind decoder tensor; vision weights are not "
                          "supported)");
       continue;
     }
@@ -165,6 +167,9 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
   if (given.rms_norm_eps) c.rms_norm_eps = *given.rms_norm_eps;
   if (given.eos_token_ids) c.eos_token_ids = *given.eos_token_ids;
   if (given.bos_token_id) c.bos_token_id = *given.bos_token_id;
+  std::set<std::string> names;
+  for (const auto& [hf, src] : by_hf) names.insert(hf);
+  infer_moe_config(names, rows, given, &c, notes, &problems);
 
   // Tied when there is no lm_head, or it holds the embedding's values (MiniMind ties
   // output.weight to tok_embeddings.weight, and torch.save stores both names).
@@ -241,6 +246,8 @@ void ShapeOverrides::apply(const ShapeOverrides& o) {
   set(rms_norm_eps, o.rms_norm_eps);
   set(tie_word_embeddings, o.tie_word_embeddings);
   set(eos_token_ids, o.eos_token_ids);
+  set(num_experts_per_tok, o.num_experts_per_tok);
+  set(norm_topk_prob, o.norm_topk_prob);
 }
 
 ShapeOverrides ShapeOverrides::from_config_file(const std::string& path) {
@@ -249,7 +256,8 @@ ShapeOverrides ShapeOverrides::from_config_file(const std::string& path) {
   ShapeOverrides s;
   std::optional<std::string> type;
   read_field(j, {"model_type"}, &type, path);
-  if (type && (*type == "qwen3" || *type == "qwen2" || *type == "llama" || *type == "mistral")) {
+  if (type && (*type == "qwen3" || *type == "qwen2" || *type == "llama" || *type == "mistral" ||
+               *type == "qwen3_moe")) {
     s.model_type = type;
   }
   read_field(j, {"hidden_size", "dim"}, &s.hidden_size, path);
@@ -264,6 +272,8 @@ ShapeOverrides ShapeOverrides::from_config_file(const std::string& path) {
   read_field(j, {"rms_norm_eps", "norm_eps"}, &s.rms_norm_eps, path);
   read_field(j, {"tie_word_embeddings"}, &s.tie_word_embeddings, path);
   read_field(j, {"bos_token_id"}, &s.bos_token_id, path);
+  read_field(j, {"num_experts_per_tok"}, &s.num_experts_per_tok, path);
+  read_field(j, {"norm_topk_prob"}, &s.norm_topk_prob, path);
   if (j.contains("eos_token_id") && !j.at("eos_token_id").is_null()) {
     const json& e = j.at("eos_token_id");
     std::vector<int32_t> ids;
@@ -326,7 +336,7 @@ ConvertReport convert_checkpoint(const ConvertOptions& o) {
   }
 
   const NamedTensors state_dict = read_torch_state_dict(o.from);
-  ModelWeights w = build_weights(state_dict, given, o.from, &report.ignored);
+  ModelWeights w = build_weights(state_dict, given, o.from, &report.ignored, &report.notes);
 
   std::string dtype = o.dtype;
   if (dtype == "auto") {

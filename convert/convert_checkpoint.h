@@ -13,12 +13,14 @@ namespace ps {
 // Config values given explicitly (flags, or a config file). Unset fields are inferred from the
 // tensor shapes where possible, else take ModelConfig's defaults.
 struct ShapeOverrides {
-  std::optional<std::string> model_type;  // qwen3 | qwen2 | llama
+  std::optional<std::string> model_type;  // qwen3 | qwen2 | llama | qwen3_moe
   std::optional<int32_t> hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
       head_dim, intermediate_size, vocab_size, max_position_embeddings, bos_token_id;
   std::optional<float> rope_theta, rms_norm_eps;
   std::optional<bool> tie_word_embeddings;
   std::optional<std::vector<int32_t>> eos_token_ids;
+  std::optional<int32_t> num_experts_per_tok;  // MoE .pth: not readable off the tensors
+  std::optional<bool> norm_topk_prob;
 
   // Fields set in `other` replace ours.
   void apply(const ShapeOverrides& other);
@@ -44,6 +46,7 @@ struct ConvertReport {
   int tensors = 0;                   // written to model.safetensors
   std::vector<std::string> ignored;  // recomputed buffers skipped (RoPE tables, masks)
   std::vector<std::string> copied;   // tokenizer and generation files copied
+  std::vector<std::string> notes;    // defaults taken that the user may want to override
 };
 
 // Reads, maps and checks everything before writing anything: unknown or missing tensors,

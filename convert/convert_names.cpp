@@ -54,6 +54,22 @@ std::pair<std::string, std::string> split_layer(const std::string& n) {
   return {n.substr(7, i - 7), n.substr(i + 1)};
 }
 
+// MiniMind 2/3 and HF Qwen3-MoE share these names: mlp.gate.weight (the router),
+// mlp.experts.J.{gate,up,down}_proj.weight and mlp.shared_experts.K.{gate,up,down}_proj.weight.
+bool is_moe_name(const std::string& rest) {
+  if (rest == "mlp.gate.weight") return true;
+  for (const char* group : {"mlp.experts.", "mlp.shared_experts."}) {
+    if (!starts_with(rest, group)) continue;
+    size_t i = std::char_traits<char>::length(group);
+    const size_t digits = i;
+    while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i]))) ++i;
+    if (i == digits || i >= rest.size() || rest[i] != '.') return false;
+    const std::string proj = rest.substr(i + 1);
+    return proj == "gate_proj.weight" || proj == "up_proj.weight" || proj == "down_proj.weight";
+  }
+  return false;
+}
+
 }  // namespace
 
 MappedName map_tensor_name(const std::string& name) {
@@ -75,6 +91,7 @@ MappedName map_tensor_name(const std::string& name) {
   for (const auto& [mini, hf] : kLayerNames) {
     if (rest == mini || rest == hf) return {MappedName::Kind::kWeight, prefix + hf};
   }
+  if (is_moe_name(rest)) return {MappedName::Kind::kWeight, prefix + rest};
   return {};
 }
 

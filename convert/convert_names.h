@@ -16,7 +16,8 @@ struct MappedName {
 };
 
 // Accepts MiniMind names (tok_embeddings, layers.N.attention.wq, attention_norm, ffn_norm,
-// feed_forward.w1/w2/w3, norm, output), Hugging Face names with or without the "model." prefix,
+// feed_forward.w1/w2/w3, norm, output), Hugging Face names with or without the "model." prefix
+// (MoE routers and experts too: mlp.gate, mlp.experts.J.*, mlp.shared_experts.K.*),
 // and the wrappers training code adds ("module." from DDP, "_orig_mod." from torch.compile,
 // "base_model.model." from PEFT).
 MappedName map_tensor_name(const std::string& name);

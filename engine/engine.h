@@ -10,6 +10,7 @@
 #include "engine/request.h"
 #include "model/loader.h"
 #include "model/model_runner.h"
+#include "scheduler/speculative_config.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
@@ -21,10 +22,11 @@ struct EngineConfig {
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;
   bool enable_prefix_caching = true;
-  int32_t max_model_len = 0;  // 0: the model's max_position_embeddings
+  int32_t max_model_len = 0;  // 0: the model's max_context_len()
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on
   RunnerOptions runner;                     // --kernel (model_runner.h)
+  SpeculativeConfig speculative;            // --speculative ngram (off by default)
 };
 
 class EngineCore;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/spec_verifier.h"
 #include "sampling/sampler.h"
 
 namespace ps {
@@ -44,14 +45,15 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   if (config_.max_batched_tokens <= 0) {
     throw std::invalid_argument("--max-batched-tokens must be >= 1");
   }
+  check_speculative_config(config_.speculative);
   num_blocks_ = config_.num_blocks;
   if (num_blocks_ <= 0) {
     int64_t per_block = ModelRunner::kv_bytes_per_block(mc, config_.block_size);
     num_blocks_ = static_cast<int32_t>(std::max<int64_t>(1, config_.kv_cache_memory / per_block));
   }
   // A sequence can never be longer than the whole pool, nor than the model's positions.
-  max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_position_embeddings;
-  max_model_len_ = std::min(max_model_len_, mc.max_position_embeddings);
+  max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_context_len();
+  max_model_len_ = std::min(max_model_len_, mc.max_context_len());
   max_model_len_ = std::min(max_model_len_, num_blocks_ * config_.block_size);
 
   SchedulerConfig sc;
@@ -60,6 +62,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.max_num_seqs = config_.max_num_seqs;
   sc.max_batched_tokens = config_.max_batched_tokens;
   sc.enable_prefix_caching = config_.enable_prefix_caching;
+  sc.speculative = config_.speculative;
   scheduler_ = std::make_unique<Scheduler>(sc);
   runner_ = std::make_unique<ModelRunner>(
       model_.weights, KvCacheSpec{num_blocks_, config_.block_size}, config_.runner);
@@ -188,12 +191,20 @@ bool EngineCore::drain_inbox(bool block) {
                           static_cast<int32_t>(add->request.prompt_ids.size()), max_model_len_,
                           token_bytes_, token_special_);
       scheduler_->add(add->id, add->request.prompt_ids);
+      if (config_.speculative.enabled() && may_speculate(add->request)) {
+        scheduler_->allow_speculation(
+            add->id, static_cast<int32_t>(add->request.prompt_ids.size()) + p.max_tokens);
+      }
       {
         std::lock_guard<std::mutex> lock(stats_mu_);
         stats_.prompt_tokens_total += add->request.prompt_ids.size();
       }
-      requests_.emplace(add->id, std::make_unique<RequestState>(std::move(add->request),
-                                                                add->stream, std::move(checker)));
+      auto state =
+          std::make_unique<RequestState>(std::move(add->request), add->stream, std::move(checker));
+      if (const auto& grammar = state->request.params.grammar) {
+        state->constraint = std::make_unique<ConstrainedRow>(grammar, model_.config.vocab_size);
+      }
+      requests_.emplace(add->id, std::move(state));
     } else if (auto* cancel = std::get_if<CancelCommand>(&cmd)) {
       if (requests_.count(cancel->id)) finish(cancel->id, FinishReason::kAbort, "cancelled", "");
     } else {
@@ -246,65 +257,89 @@ void EngineCore::step() {
 void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logits) {
   const int32_t vocab = model_.config.vocab_size;
   const Clock::time_point t_sample = Clock::now();
-  std::vector<int32_t> sampled;
-  std::vector<SampleResult> results;
-  sampled.reserve(plan.sample_indices.size());
-  results.reserve(plan.sample_indices.size());
+  // Per sample index, the tokens the step keeps: one, or with a draft up to 1 + its length
+  // (spec_verifier.h); logits hold 1 + drafts rows per sample index, in order.
+  std::vector<std::vector<VerifiedToken>> kept(plan.sample_indices.size());
+  std::vector<std::vector<int32_t>> verified(plan.sample_indices.size());
+  size_t row = 0;
+  uint64_t drafts = 0, draft_tokens = 0, accepted_tokens = 0;
   for (size_t i = 0; i < plan.sample_indices.size(); ++i) {
-    RequestState& st = *requests_.at(plan.seq_ids[plan.sample_indices[i]]);
-    SamplingContext ctx{&st.request.prompt_ids, &st.output_ids, &st.stop.suppressed_ids()};
-    results.push_back(Sampler::sample(logits.data() + i * static_cast<size_t>(vocab), vocab,
-                                      st.request.params, ctx, st.rng));
-    sampled.push_back(results.back().token);
+    const int32_t s = plan.sample_indices[i];
+    RequestState& st = *requests_.at(plan.seq_ids[s]);
+    const int32_t d = plan.drafts_of(i);
+    const std::span<const int32_t> draft(plan.token_ids.data() + plan.query_start[s + 1] - d,
+                                         static_cast<size_t>(d));
+    kept[i] = sample_and_verify(st, logits.data() + row * vocab, vocab, draft);
+    row += 1 + static_cast<size_t>(d);
+    for (const VerifiedToken& v : kept[i]) {
+      verified[i].push_back(v.token);
+      accepted_tokens += v.was_draft ? 1 : 0;
+    }
+    drafts += d > 0 ? 1 : 0;
+    draft_tokens += static_cast<uint64_t>(d);
   }
   const Clock::time_point t_emit = Clock::now();
-  scheduler_->postprocess(plan, sampled);
+  scheduler_->postprocess_verified(plan, verified);
 
   const Clock::time_point now = Clock::now();
-  for (size_t i = 0; i < sampled.size(); ++i) {
+  for (size_t i = 0; i < kept.size(); ++i) {
     const RequestId id = plan.seq_ids[plan.sample_indices[i]];
     RequestState& st = *requests_.at(id);
-    const int32_t token = sampled[i];
-    st.output_ids.push_back(token);
-    {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      if (st.output_ids.size() == 1) {
-        ttft_.observe(seconds_between(st.arrival, now));
-      } else {
-        itl_.observe(seconds_between(st.last_token, now));
+    // sample_and_verify already appended the kept tokens to output_ids.
+    const size_t rejected = !kept[i].empty() && kept[i].back().grammar_rejected ? 1 : 0;
+    size_t index = st.output_ids.size() - (kept[i].size() - rejected);
+    for (VerifiedToken& v : kept[i]) {
+      const int32_t token = v.token;
+      if (v.grammar_rejected) {
+        // Only a grammar no token can continue gets here (the mask had no token to offer).
+        finish(id, FinishReason::kError, "the grammar allows no token at this point", "");
+        break;
       }
-      stats_.generation_tokens_total += 1;
-    }
-    st.last_token = now;
+      ++index;
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        if (index == 1) {
+          ttft_.observe(seconds_between(st.arrival, now));
+        } else {
+          itl_.observe(seconds_between(st.last_token, now));
+        }
+        stats_.generation_tokens_total += 1;
+      }
+      st.last_token = now;
 
-    StopResult r = st.stop.append(token);
-    RequestOutput ev;
-    ev.text = std::move(r.text);
-    ev.token_ids = {token};
-    if (st.request.params.logprobs >= 0) {
-      ev.logprobs.push_back(TokenLogprob{token, results[i].logprob, std::move(results[i].top)});
-    }
-    const Sequence* seq = scheduler_->find(id);
-    ev.prompt_tokens = static_cast<int32_t>(st.request.prompt_ids.size());
-    ev.cached_tokens = seq ? seq->num_cached_prompt_tokens() : 0;
-    ev.completion_tokens = static_cast<int32_t>(st.output_ids.size());
-    if (r.reason == StopReason::kNone) {
+      StopResult& r = v.stop;
+      RequestOutput ev;
+      ev.text = std::move(r.text);
+      ev.token_ids = {token};
+      if (st.request.params.logprobs >= 0) {
+        ev.logprobs.push_back(TokenLogprob{token, v.sample.logprob, std::move(v.sample.top)});
+      }
+      const Sequence* seq = scheduler_->find(id);
+      ev.prompt_tokens = static_cast<int32_t>(st.request.prompt_ids.size());
+      ev.cached_tokens = seq ? seq->num_cached_prompt_tokens() : 0;
+      ev.completion_tokens = static_cast<int32_t>(index);
+      if (r.reason == StopReason::kNone) {
+        st.stream->push(std::move(ev));
+        continue;
+      }
+      ev.finish = finish_reason_of(r.reason);
+      ev.finish_detail = r.matched_stop;
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        e2e_.observe(seconds_between(st.arrival, now));
+        stats_.requests_finished_total += 1;
+      }
       st.stream->push(std::move(ev));
-      continue;
+      scheduler_->finish(id);
+      requests_.erase(id);
+      outstanding_.fetch_sub(1);
+      break;  // sample_and_verify keeps nothing after a token that ends the request
     }
-    ev.finish = finish_reason_of(r.reason);
-    ev.finish_detail = r.matched_stop;
-    {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      e2e_.observe(seconds_between(st.arrival, now));
-      stats_.requests_finished_total += 1;
-    }
-    st.stream->push(std::move(ev));
-    scheduler_->finish(id);
-    requests_.erase(id);
-    outstanding_.fetch_sub(1);
   }
   std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.spec_decode_num_drafts += drafts;
+  stats_.spec_decode_num_draft_tokens += draft_tokens;
+  stats_.spec_decode_num_accepted_tokens += accepted_tokens;
   stats_.step_sample_seconds += seconds_between(t_sample, t_emit);
   stats_.step_emit_seconds += seconds_between(t_emit, Clock::now());
 }

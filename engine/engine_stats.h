@@ -31,6 +31,11 @@ struct EngineStats {
   uint64_t requests_finished_total = 0;
   uint64_t requests_aborted_total = 0;
   int32_t max_seqs_in_step = 0;  // the most sequences one step has run
+  // Speculative decoding (vLLM's spec_decode counters): sequence-steps that carried a draft,
+  // draft tokens verified, and those accepted (the sampled token equalled the draft).
+  uint64_t spec_decode_num_drafts = 0;
+  uint64_t spec_decode_num_draft_tokens = 0;
+  uint64_t spec_decode_num_accepted_tokens = 0;
   // Wall time the engine thread spent in each phase of its steps, summed (seconds): scheduling
   // and block bookkeeping, the model forward, sampling, and postprocess + stop checks + events.
   double step_schedule_seconds = 0;

@@ -9,6 +9,7 @@
 #include "engine/stream_state.h"
 #include "sampling/request_rng.h"
 #include "sampling/stop_checker.h"
+#include "structured/constrained_row.h"
 
 namespace ps {
 
@@ -26,6 +27,7 @@ struct RequestState {
   RequestRng rng;
   StopChecker stop;
   std::vector<int32_t> output_ids;
+  std::unique_ptr<ConstrainedRow> constraint;  // set when request.params.grammar is
 
   Clock::time_point arrival = Clock::now();
   Clock::time_point first_scheduled{};

@@ -179,6 +179,23 @@ bool BlockManager::append_slots(int64_t seq, int32_t num_slots) {
   return true;
 }
 
+void BlockManager::truncate(int64_t seq, int32_t num_slots) {
+  Table& t = table_of(seq);
+  const int32_t keep = blocks_for_tokens(std::max(num_slots, 0));
+  if (keep < t.num_published) {
+    fail("truncate(): sequence " + std::to_string(seq) + " would drop published blocks");
+  }
+  while (static_cast<int32_t>(t.blocks.size()) > keep) {
+    const int32_t id = t.blocks.back();
+    if (blocks_[id].hashed || blocks_[id].ref_count != 1) {
+      fail("truncate(): tail block " + std::to_string(id) + " of sequence " + std::to_string(seq) +
+           " is published or shared");
+    }
+    t.blocks.pop_back();
+    release(id);  // active -> free
+  }
+}
+
 void BlockManager::publish(int64_t seq, std::span<const int32_t> tokens, int32_t num_computed) {
   if (!enable_prefix_caching_) return;
   Table& t = table_of(seq);

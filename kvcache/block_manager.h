@@ -74,6 +74,12 @@ class BlockManager {
   // Returns false and changes nothing when the pool cannot supply the blocks.
   bool append_slots(int64_t seq, int32_t num_slots);
 
+  // Shrinks seq's table to the blocks `num_slots` tokens need: the rollback of slots that a
+  // step reserved for speculative draft tokens that were then rejected. The dropped tail
+  // blocks hold no committed full block, so they were never published: they go back to the
+  // free list (active -> free). Throws std::logic_error if one is published or shared.
+  void truncate(int64_t seq, int32_t num_slots);
+
   // Publishes seq's blocks that are full and whose K/V is computed (`num_computed` tokens of
   // `tokens`) to the prefix cache. A block whose content is already cached is replaced in the
   // table by the cached copy, and the duplicate returns to the free list.

@@ -114,8 +114,10 @@ MachineLimits probe_machine(int64_t working_set_bytes) {
 int64_t weight_bytes(const ModelConfig& c) {
   const int64_t h = c.hidden_size, hd = c.head_dim;
   const int64_t q = int64_t{c.num_attention_heads} * hd, kv = int64_t{c.num_key_value_heads} * hd;
-  int64_t per_layer = h * (q + 2 * kv) + q * h + 3 * h * c.intermediate_size + 2 * h;
-  int64_t params = per_layer * c.num_hidden_layers + int64_t{c.vocab_size} * h + h;
+  int64_t params = int64_t{c.vocab_size} * h + h;
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    params += h * (q + 2 * kv) + q * h + mlp_params(c, l, /*active=*/false) + 2 * h;
+  }
   if (!c.tie_word_embeddings) params += int64_t{c.vocab_size} * h;
   return params * 4;
 }
@@ -123,8 +125,11 @@ int64_t weight_bytes(const ModelConfig& c) {
 int64_t matmul_flops_per_token(const ModelConfig& c) {
   const int64_t h = c.hidden_size, hd = c.head_dim;
   const int64_t q = int64_t{c.num_attention_heads} * hd, kv = int64_t{c.num_key_value_heads} * hd;
-  int64_t per_layer = h * (q + 2 * kv) + q * h + 3 * h * c.intermediate_size;
-  return 2 * (per_layer * c.num_hidden_layers + int64_t{c.vocab_size} * h);
+  int64_t params = int64_t{c.vocab_size} * h;
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {  // only the experts a token uses
+    params += h * (q + 2 * kv) + q * h + mlp_params(c, l, /*active=*/true);
+  }
+  return 2 * params;
 }
 
 }  // namespace ps

@@ -97,23 +97,6 @@ std::vector<int32_t> get_id_list(const json& j, const char* key, const std::stri
   return ids;
 }
 
-void check_rope_scaling(const json& j, const std::string& origin) {
-  if (!has(j, "rope_scaling")) return;
-  const json& rs = j.at("rope_scaling");
-  std::string type = "(none given)";
-  if (rs.is_object()) {
-    for (const char* key : {"rope_type", "type"}) {
-      if (rs.contains(key) && rs.at(key).is_string()) {
-        type = rs.at(key).get<std::string>();
-        break;
-      }
-    }
-  }
-  if (type == "default") return;
-  fail(origin, "rope_scaling of type \"" + type +
-                   "\" is not implemented (only plain RoPE is); use a model without rope_scaling");
-}
-
 // A float written as its shortest decimal (1e-06, not 9.999999974752427e-07).
 json shortest(float f) {
   char buf[64];
@@ -123,27 +106,37 @@ json shortest(float f) {
 
 const char* architecture_of(const std::string& type) {
   if (type == "qwen3") return "Qwen3ForCausalLM";
+  if (type == "qwen3_moe") return "Qwen3MoeForCausalLM";
+  if (type == "minimind") return "MiniMindForCausalLM";
   if (type == "qwen2") return "Qwen2ForCausalLM";
   if (type == "mistral") return "MistralForCausalLM";
   return "LlamaForCausalLM";
 }
 
 bool known_model_type(const std::string& type) {
-  return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral";
+  return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
+         type == "qwen3_moe" || type == "minimind";
+}
+
+// The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
+// does not: from_json sets qk_norm for minimind from the config's generation (moe_config.h).
+bool has_qk_norm(const std::string& type) {
+  return type == "qwen3" || type == "qwen3_moe" || type == "minimind";
 }
 
 }  // namespace
 
 void ModelConfig::set_model_type(const std::string& type) {
   model_type = type;
-  qk_norm = type == "qwen3";
+  qk_norm = has_qk_norm(type);
   attention_bias = type == "qwen2";
 }
 
 void ModelConfig::validate(const std::string& origin) const {
   if (!known_model_type(model_type)) {
-    fail(origin, "model_type \"" + model_type +
-                     "\" is not supported (supported: qwen3, qwen2, llama, mistral)");
+    fail(origin,
+         "model_type \"" + model_type +
+             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind)");
   }
   const std::pair<const char*, int32_t> positive[] = {
       {"hidden_size", hidden_size},
@@ -173,15 +166,22 @@ void ModelConfig::validate(const std::string& origin) const {
   if (!(rms_norm_eps > 0.0f) || !std::isfinite(rms_norm_eps)) {
     fail(origin, "rms_norm_eps must be a positive number");
   }
-  if (qk_norm != (model_type == "qwen3")) {
+  try {
+    rope_frequencies(*this);  // rotary dim, factors: what the executors will need
+  } catch (const std::invalid_argument& e) {
+    fail(origin, e.what());
+  }
+  if (qk_norm != has_qk_norm(model_type) && model_type != "minimind") {
     fail(origin, "qk_norm is " + std::string(qk_norm ? "true" : "false") + " but model_type is " +
-                     model_type + " (only qwen3 has q/k norms; use set_model_type)");
+                     model_type +
+                     " (only qwen3, qwen3_moe, minimind have q/k norms; use set_model_type)");
   }
   if (attention_bias != (model_type == "qwen2")) {
     fail(origin, "attention_bias is " + std::string(attention_bias ? "true" : "false") +
                      " but model_type is " + model_type +
                      " (only qwen2 q/k/v biases are supported; use set_model_type)");
   }
+  validate_moe(*this, origin);
 }
 
 ModelConfig ModelConfig::from_json(const std::string& text, const std::string& origin) {
@@ -193,7 +193,8 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   const std::string type = j.at("model_type").get<std::string>();
   if (!known_model_type(type)) {
     fail(origin,
-         "model_type \"" + type + "\" is not supported (supported: qwen3, qwen2, llama, mistral)");
+         "model_type \"" + type +
+             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind)");
   }
   c.set_model_type(type);
 
@@ -201,7 +202,11 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   c.num_hidden_layers = get_int(j, "num_hidden_layers", std::nullopt, origin);
   c.num_attention_heads = get_int(j, "num_attention_heads", std::nullopt, origin);
   c.num_key_value_heads = get_int(j, "num_key_value_heads", c.num_attention_heads, origin);
-  c.intermediate_size = get_int(j, "intermediate_size", std::nullopt, origin);
+  c.intermediate_size = get_int(
+      j, "intermediate_size",
+      type == "minimind" ? std::optional(minimind_default_intermediate_size(j, c.hidden_size))
+                         : std::nullopt,
+      origin);
   c.vocab_size = get_int(j, "vocab_size", std::nullopt, origin);
   c.max_position_embeddings = get_int(j, "max_position_embeddings", 4096, origin);
   if (has(j, "head_dim")) {
@@ -217,7 +222,8 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   c.rope_theta = get_float(j, "rope_theta", 10000.0f, origin);
   c.rms_norm_eps = get_float(j, "rms_norm_eps", 1e-6f, origin);
   const std::optional<bool> tie = get_bool(j, "tie_word_embeddings", origin);
-  c.tie_word_embeddings = tie.value_or(false);  // the HF default for all four families
+  // False is the HF default for the Llama/Qwen families; MiniMind ties by default.
+  c.tie_word_embeddings = tie.value_or(type == "minimind");
   c.tie_word_embeddings_stated = tie.has_value();
 
   if (has(j, "hidden_act") && j.at("hidden_act") != "silu") {
@@ -230,18 +236,33 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   if (get_bool(j, "mlp_bias", origin).value_or(false)) {
     fail(origin, "mlp_bias true is not supported");
   }
-  check_rope_scaling(j, origin);
+  c.rope_scaling = parse_rope_scaling(j.value("rope_scaling", json()), origin);
+  c.partial_rotary_factor = get_float(j, "partial_rotary_factor", 1.0f, origin);
+  if (!has(j, "rope_scaling") && has(j, "rope_parameters")) {  // transformers v5's one block
+    c.rope_scaling = parse_rope_parameters(j.at("rope_parameters"), origin, &c.rope_theta,
+                                           &c.partial_rotary_factor);
+  }
 
   // Sliding-window attention equals full attention while the context fits in the window.
   int32_t window = 0;
   if (type == "mistral" && has(j, "sliding_window")) {
     window = get_int(j, "sliding_window", std::nullopt, origin);
-  } else if ((type == "qwen2" || type == "qwen3") &&
+  } else if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe") &&
              get_bool(j, "use_sliding_window", origin).value_or(false) &&
              has(j, "sliding_window")) {
     window = get_int(j, "sliding_window", std::nullopt, origin);
   }
-  if (window > 0 && window < c.max_position_embeddings) c.max_position_embeddings = window;
+  if (window > 0 && window < c.max_position_embeddings) {
+    // A scaled context would outgrow the window that capping relies on (vLLM refuses this too).
+    if (c.rope_scaling.type != RopeType::none) {
+      fail(origin, "sliding_window " + std::to_string(window) + " together with rope_scaling " +
+                       rope_type_name(c.rope_scaling.type) + " is not supported");
+    }
+    c.max_position_embeddings = window;
+  }
+
+  if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
+  read_moe_fields(j, origin, &c);
 
   c.eos_token_ids = get_id_list(j, "eos_token_id", origin);
   const std::vector<int32_t> bos = get_id_list(j, "bos_token_id", origin);
@@ -292,16 +313,18 @@ std::string ModelConfig::to_json() const {
   j["max_position_embeddings"] = max_position_embeddings;
   j["rope_theta"] = shortest(rope_theta);
   j["rms_norm_eps"] = shortest(rms_norm_eps);
-  j["rope_scaling"] = nullptr;
+  j["rope_scaling"] = rope_scaling_to_json(rope_scaling);
+  if (partial_rotary_factor != 1.0f) j["partial_rotary_factor"] = shortest(partial_rotary_factor);
   j["hidden_act"] = "silu";
   j["tie_word_embeddings"] = tie_word_embeddings;
   if (model_type != "qwen2") j["attention_bias"] = false;
-  if (model_type == "qwen2" || model_type == "qwen3") j["use_sliding_window"] = false;
+  if (model_type == "qwen2" || model_type.starts_with("qwen3")) j["use_sliding_window"] = false;
   if (model_type == "mistral") j["sliding_window"] = nullptr;
   if (!eos_token_ids.empty()) {
     j["eos_token_id"] = eos_token_ids.size() == 1 ? json(eos_token_ids[0]) : json(eos_token_ids);
   }
   if (bos_token_id >= 0) j["bos_token_id"] = bos_token_id;
+  write_moe_fields(*this, &j);
   j["torch_dtype"] = "float32";
   j["initializer_range"] = 0.02;
   j["use_cache"] = true;

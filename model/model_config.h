@@ -3,11 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "model/moe_config.h"
+#include "model/rope_scaling.h"
+
 namespace ps {
 
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
-  std::string model_type = "qwen3";  // qwen3 | qwen2 | llama | mistral
+  std::string model_type = "qwen3";  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
   int32_t num_attention_heads = 8;
@@ -19,15 +22,18 @@ struct ModelConfig {
   // the window, full causal attention is exact, so the engine needs no window mask.
   int32_t max_position_embeddings = 4096;
   float rope_theta = 1e6f;
+  RopeScaling rope_scaling;            // config.json `rope_scaling` (RopeType::none: plain RoPE)
+  float partial_rotary_factor = 1.0f;  // rotary dim = int(head_dim * factor); the rest passes
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
   // checkpoint has no lm_head.weight (checkpoints that rely on the library default).
   bool tie_word_embeddings_stated = true;
-  bool qk_norm = true;                 // qwen3: RMSNorm over each head of q and k
-  bool attention_bias = false;         // qwen2: q/k/v projections carry a bias
+  bool qk_norm = true;          // qwen3, qwen3_moe, MiniMind 3: RMSNorm over each head of q and k
+  bool attention_bias = false;  // qwen2: q/k/v projections carry a bias
   std::vector<int32_t> eos_token_ids;  // from generation_config.json (or config.json)
   int32_t bos_token_id = -1;
+  MoeConfig moe;  // qwen3_moe, minimind with use_moe (moe_config.h)
 
   // Throws std::runtime_error naming the file and field.
   static ModelConfig from_dir(const std::string& model_dir);
@@ -40,6 +46,12 @@ struct ModelConfig {
   // Throws std::runtime_error (prefixed with `origin`) when the shape is inconsistent: non-positive
   // sizes, heads not a multiple of kv heads, flags that contradict model_type.
   void validate(const std::string& origin) const;
+
+  // The longest context the engine allows: max_position_embeddings, stretched by rope_scaling as
+  // vLLM does (scaled_context_len in model/rope_scaling.h).
+  int32_t max_context_len() const {
+    return scaled_context_len(rope_scaling, max_position_embeddings);
+  }
 
   int64_t q_size() const { return int64_t{num_attention_heads} * head_dim; }
   int64_t kv_size() const { return int64_t{num_key_value_heads} * head_dim; }

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "model/model_weights.h"
+#include "model/moe_layer.h"
 #include "model/paged_attention.h"
 #include "model/projection.h"
 #include "model/runner_ops.h"
@@ -37,6 +38,7 @@ const float* ptr(const at::Tensor& t) {
 struct PackedLayer {
   at::Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
   Projection qkv, o_proj, gate_up, down;
+  std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
 };
 
 // The weight in the form(s) the tuner's plan for its shape runs.
@@ -66,14 +68,18 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
   }
   p.o_proj = projection(dense_f32(l.o_proj, "o_proj"), tuner);
   p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
-  p.gate_up =
-      projection(at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
-                     .contiguous(),
-                 tuner);
-  p.down = projection(dense_f32(l.down_proj, "down_proj"), tuner);
   const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
-  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) &&
-                  p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i) &&
+  if (l.moe.defined()) {
+    p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);
+  } else {
+    p.gate_up = projection(
+        at::cat({dense_f32(l.gate_proj, "gate_proj"), dense_f32(l.up_proj, "up_proj")}, 0)
+            .contiguous(),
+        tuner);
+    p.down = projection(dense_f32(l.down_proj, "down_proj"), tuner);
+  }
+  const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
+  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
                   p.input_norm.numel() == h && p.post_norm.numel() == h;
   if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
   return p;
@@ -122,14 +128,17 @@ struct ModelRunner::Impl {
   Projection lm_head;
   std::vector<PackedLayer> layers;
   std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
-  at::Tensor inv_freq;                       // [head_dim / 2], as HF computes it
+  RopeFrequencies rope;                      // inv_freq [rotary_dim / 2], attention factor
+  at::Tensor inv_freq;                       // rope.inv_freq as a tensor
   Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
+  MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
   std::string kernel_summary;
 
   void rope_tables(const StepPlan& plan) {
-    const int64_t T = plan.num_tokens(), half = c.head_dim / 2;
-    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq.
+    const int64_t T = plan.num_tokens(), half = rope.rotary_dim / 2;
+    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq; then cos and
+    // sin times the attention factor (1 but for yarn), as HF's rotary embedding scales them.
     const at::Tensor pos =
         at::from_blob(const_cast<int32_t*>(plan.positions.data()), {T}, at::kInt).to(at::kFloat);
     const at::Tensor angles = at::outer(pos, inv_freq);
@@ -137,6 +146,10 @@ struct ModelRunner::Impl {
     at::Tensor sin_t = at::from_blob(sin.get(T * half), {T, half});
     at::cos_out(cos_t, angles);
     at::sin_out(sin_t, angles);
+    if (rope.attention_factor != 1.0f) {
+      cos_t.mul_(rope.attention_factor);
+      sin_t.mul_(rope.attention_factor);
+    }
   }
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
@@ -144,7 +157,8 @@ struct ModelRunner::Impl {
 
 void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits) {
   const int64_t T = plan.num_tokens();
-  const int64_t R = int64_t(plan.sample_indices.size());
+  sample_rows = plan.logit_rows();
+  const int64_t R = int64_t(sample_rows.size());
   const int64_t H = c.hidden_size, Q = c.q_size(), KV = c.kv_size(), I = c.intermediate_size;
   const int64_t QKV = Q + 2 * KV;
   logits->resize(size_t(R * c.vocab_size));
@@ -156,8 +170,6 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     std::memcpy(xs + t * H, emb + int64_t{plan.token_ids[t]} * H, sizeof(float) * H);
   }
   rope_tables(plan);
-  sample_rows.resize(size_t(R));
-  for (int64_t r = 0; r < R; ++r) sample_rows[r] = plan.query_start[plan.sample_indices[r] + 1] - 1;
 
   PagedAttentionArgs pa;
   pa.q_row_stride = QKV;
@@ -187,6 +199,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qr.num_heads = c.num_attention_heads;
     qr.num_kv_heads = c.num_key_value_heads;
     qr.head_dim = c.head_dim;
+    qr.rotary_dim = rope.rotary_dim;
     qr.q_norm = ptr(w.q_norm);
     qr.k_norm = ptr(w.k_norm);
     qr.eps = c.rms_norm_eps;
@@ -220,6 +233,10 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     }
     project(attn_rows, M, w.o_proj, {}, xs, /*accumulate=*/true);  // residual add fused
     rms_norm_rows(xs, H, nullptr, M, H, ptr(w.post_norm), c.rms_norm_eps, hs, H);
+    if (w.moe) {
+      w.moe->run(hs, M, xs, &moe_scratch);
+      continue;
+    }
     float* gus = gu.get(M * 2 * I);
     project(hs, M, w.gate_up, {}, gus);
     float* acts = act.get(M * I);
@@ -265,9 +282,8 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   m.lm_head = projection(lm_head.contiguous(), tuner);
   for (const LayerWeights& l : m.weights->layers) m.layers.push_back(pack_layer(l, c, tuner));
   m.kernel_summary = tuner.summary();
-  const at::Tensor exponent =
-      at::arange(0, c.head_dim, 2, at::kLong).to(at::kFloat) / int64_t{c.head_dim};
-  m.inv_freq = at::reciprocal(at::pow(double(c.rope_theta), exponent)).contiguous();
+  m.rope = rope_frequencies(c);
+  m.inv_freq = at::from_blob(m.rope.inv_freq.data(), {int64_t(m.rope.inv_freq.size())});
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     // Zeroed, so the pages are committed here rather than on the first steps that touch them.
     m.k_cache.push_back(

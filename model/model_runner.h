@@ -35,8 +35,8 @@ class ModelRunner {
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
 
-  // Runs one step. `logits` receives [plan.sample_indices.size(), vocab_size] row-major, in
-  // sample_indices order.
+  // Runs one step. `logits` receives [plan.logit_rows().size(), vocab_size] row-major, in
+  // logit_rows() order (one row per sample index without speculative drafts).
   void forward(const StepPlan& plan, std::vector<float>* logits);
 
   const ModelConfig& config() const;

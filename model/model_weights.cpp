@@ -30,6 +30,10 @@ std::vector<WeightSlot> weight_slots(ModelWeights& w) {
     }
     slots.push_back({p + "self_attn.o_proj.weight", {hidden, q}, &l.o_proj});
     slots.push_back({p + "post_attention_layernorm.weight", {hidden}, &l.post_attention_layernorm});
+    if (c.moe.is_sparse_layer(i)) {
+      append_moe_slots(c, p, l.moe, &slots);
+      continue;
+    }
     slots.push_back({p + "mlp.gate_proj.weight", {inter, hidden}, &l.gate_proj});
     slots.push_back({p + "mlp.up_proj.weight", {inter, hidden}, &l.up_proj});
     slots.push_back({p + "mlp.down_proj.weight", {hidden, inter}, &l.down_proj});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/moe_weights.h"
 
 namespace ps {
 
@@ -18,8 +19,9 @@ struct LayerWeights {
   at::Tensor q_norm, k_norm;            // [head_dim], qwen3 only
   at::Tensor o_proj;                    // [hidden, heads*hd]
   at::Tensor post_attention_layernorm;  // [hidden]
-  at::Tensor gate_proj, up_proj;        // [inter, hidden]
+  at::Tensor gate_proj, up_proj;        // [inter, hidden]; undefined in a sparse layer
   at::Tensor down_proj;                 // [hidden, inter]
+  MoeLayerWeights moe;                  // a sparse layer's router and experts (moe_weights.h)
 };
 
 struct ModelWeights {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/model_weights.h"
+#include "model/naive_moe.h"
 
 namespace ps {
 namespace {
@@ -19,22 +20,27 @@ at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bia
   return at::linear(x, w, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
 }
 
-// cos and sin tables [T, 1, head_dim] for positions 0..T-1, built with the same fp32 ops as HF:
-// inv_freq = 1 / theta^(2i/d), angle = position * inv_freq, both halves of the head share it.
-std::pair<at::Tensor, at::Tensor> rope_tables(int64_t T, int64_t head_dim, float theta) {
-  const at::Tensor exponent = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / head_dim;
-  const at::Tensor inv_freq = at::reciprocal(at::pow(static_cast<double>(theta), exponent));
+// cos and sin tables [T, 1, rotary_dim] for positions 0..T-1, built with the same fp32 ops as
+// HF: angle = position * inv_freq (rope_frequencies: the RoPE scaling the config asks for), both
+// halves of the rotated part share it, and cos/sin carry the attention factor (yarn).
+std::pair<at::Tensor, at::Tensor> rope_tables(int64_t T, const RopeFrequencies& rope) {
+  const at::Tensor inv_freq =
+      at::from_blob(const_cast<float*>(rope.inv_freq.data()), {int64_t(rope.inv_freq.size())});
   const at::Tensor pos = at::arange(T, at::kLong).to(at::kFloat);
-  const at::Tensor freqs = at::outer(pos, inv_freq);  // [T, d/2]
+  const at::Tensor freqs = at::outer(pos, inv_freq);  // [T, rotary_dim / 2]
   const at::Tensor emb = at::cat({freqs, freqs}, -1).unsqueeze(1);
-  return {emb.cos(), emb.sin()};
+  return {emb.cos() * rope.attention_factor, emb.sin() * rope.attention_factor};
 }
 
-// Neox-style rotation: the head's first half pairs with its second half.
+// Neox-style rotation of the head's first rotary_dim floats (cos.size(-1)): the first half of
+// those pairs with the second half; the rest of the head passes through unrotated.
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  const int64_t half = x.size(-1) / 2;
-  const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos + rotated * sin;
+  const int64_t rot = cos.size(-1), half = rot / 2;
+  const at::Tensor r = x.narrow(-1, 0, rot);
+  const at::Tensor rotated = at::cat({-r.narrow(-1, half, half), r.narrow(-1, 0, half)}, -1);
+  const at::Tensor out = r * cos + rotated * sin;
+  if (rot == x.size(-1)) return out;
+  return at::cat({out, x.narrow(-1, rot, x.size(-1) - rot)}, -1);
 }
 
 at::Tensor attention(const LayerWeights& l, const ModelConfig& c, const at::Tensor& x,
@@ -80,13 +86,15 @@ std::vector<float> naive_logits(const ModelWeights& weights, const std::vector<i
   const at::Tensor ids =
       at::from_blob(const_cast<int32_t*>(tokens.data()), {T}, at::kInt).to(at::kLong);
   at::Tensor x = weights.embed_tokens.index_select(0, ids);
-  const auto [cos, sin] = rope_tables(T, c.head_dim, c.rope_theta);
+  const auto [cos, sin] = rope_tables(T, rope_frequencies(c));
 
   for (const LayerWeights& l : weights.layers) {
     const at::Tensor h =
         x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos, sin);
     const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);
-    x = h + dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj);
+    x = h + (l.moe.defined()
+                 ? naive_moe_mlp(l.moe, c, n)
+                 : dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj));
   }
   const at::Tensor logits =
       dense(rms_norm(x, weights.norm, c.rms_norm_eps), weights.lm_head).contiguous();

@@ -51,14 +51,15 @@ PS_INLINE void rms_norm_range_body(const float* x, int64_t ldx, const int32_t* r
   }
 }
 
-// One head of D floats: optional RMSNorm, then the rotation by the position's angles.
-PS_INLINE void norm_rotate(float* h, int32_t D, const float* norm_w, float eps, const float* cos,
-                           const float* sin) {
+// One head of D floats: optional RMSNorm over all D, then the rotation of its first R floats by
+// the position's angles.
+PS_INLINE void norm_rotate(float* h, int32_t D, int32_t R, const float* norm_w, float eps,
+                           const float* cos, const float* sin) {
   if (norm_w != nullptr) {
     const float inv = 1.0f / std::sqrt(sum_squares(h, D) / float(D) + eps);
     scale_by(h, inv, norm_w, D, h);
   }
-  const int32_t half = D / 2;
+  const int32_t half = R / 2;
   float* a = h;
   float* b = h + half;
   int32_t i = 0;
@@ -76,14 +77,16 @@ PS_INLINE void norm_rotate(float* h, int32_t D, const float* norm_w, float eps, 
 
 PS_INLINE void qk_norm_rope_range_body(const QkRopeArgs& a, int64_t begin, int64_t end) {
   const int32_t D = a.head_dim;
-  const int32_t half = D / 2;
+  const int32_t R = a.rotary_dim > 0 ? a.rotary_dim : D;
+  const int32_t half = R / 2;
   for (int64_t r = begin; r < end; ++r) {
     float* row = a.qkv + r * a.ld;
     const float* c = a.cos + r * half;
     const float* s = a.sin + r * half;
-    for (int32_t h = 0; h < a.num_heads; ++h) norm_rotate(row + h * D, D, a.q_norm, a.eps, c, s);
+    for (int32_t h = 0; h < a.num_heads; ++h) norm_rotate(row + h * D, D, R, a.q_norm, a.eps, c, s);
     float* k = row + int64_t{a.num_heads} * D;
-    for (int32_t h = 0; h < a.num_kv_heads; ++h) norm_rotate(k + h * D, D, a.k_norm, a.eps, c, s);
+    for (int32_t h = 0; h < a.num_kv_heads; ++h)
+      norm_rotate(k + h * D, D, R, a.k_norm, a.eps, c, s);
   }
 }
 

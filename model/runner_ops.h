@@ -18,13 +18,15 @@ void rms_norm_rows(const float* x, int64_t ldx, const int32_t* rows_x, int64_t r
                    const float* w, float eps, float* y, int64_t ldy);
 
 // In place on the fused qkv rows: optional per-head RMSNorm of the q and k heads (Qwen3) then
-// neox-style rotary embedding (first half of a head pairs with the second half). cos/sin are
-// [rows, head_dim / 2], one row per token's position.
+// neox-style rotary embedding over the head's first rotary_dim floats (the first half of those
+// pairs with the second half; the rest of the head passes through, for partial_rotary_factor).
+// cos/sin are [rows, rotary_dim / 2], one row per token's position.
 struct QkRopeArgs {
   float* qkv = nullptr;
   int64_t ld = 0;  // floats between token rows
   int64_t rows = 0;
   int32_t num_heads = 0, num_kv_heads = 0, head_dim = 0;
+  int32_t rotary_dim = 0;         // 0: head_dim
   const float* q_norm = nullptr;  // [head_dim] or nullptr (no qk norm)
   const float* k_norm = nullptr;
   float eps = 1e-6f;

@@ -38,8 +38,9 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
     const int32_t ctx = p.context_len[s];
     if (qlen < 0) fail("query_start decreases" + at_seq(s));
     if (ctx < qlen) fail("context_len is shorter than the new tokens" + at_seq(s));
-    if (ctx > c.max_position_embeddings)
-      fail("context_len exceeds max_position_embeddings" + at_seq(s));
+    if (ctx > c.max_context_len())
+      fail("context_len exceeds the model's context (max_position_embeddings, rope-scaled)" +
+           at_seq(s));
     const int32_t blocks = (ctx + block_size - 1) / block_size;
     if (blocks > p.max_blocks_per_seq)
       fail("context_len needs more blocks than the table has" + at_seq(s));
@@ -68,6 +69,16 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
     if (s < 0 || s >= S) fail("sample index " + std::to_string(s) + " out of range");
     if (p.query_start[s + 1] == p.query_start[s])
       fail("sampled sequence has no new token" + at_seq(s));
+  }
+  if (!p.num_draft_tokens.empty() && p.num_draft_tokens.size() != p.sample_indices.size()) {
+    fail("num_draft_tokens needs one entry per sample index (or none)");
+  }
+  for (size_t i = 0; i < p.num_draft_tokens.size(); ++i) {
+    const int32_t s = p.sample_indices[i];
+    const int32_t d = p.num_draft_tokens[i];
+    if (d < 0 || d >= p.query_start[s + 1] - p.query_start[s]) {
+      fail("draft count " + std::to_string(d) + " not below the new tokens" + at_seq(s));
+    }
   }
 }
 

@@ -13,6 +13,9 @@ struct SamplingContext {
   // Banned this step: EOS and stop token ids while fewer than min_tokens were generated
   // (StopChecker::suppressed_ids()).
   const std::vector<int32_t>* suppressed_ids = nullptr;
+  // Constrained decoding: bit t of word t/32 set = token t allowed (GrammarMatcher's mask).
+  // Null: every token allowed.
+  const uint32_t* allowed_tokens = nullptr;
 };
 
 // Rewrites one row of logits in place, in this order:

@@ -1,5 +1,6 @@
 #include "sampling/sampler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -89,10 +90,30 @@ void fill_logprobs(const float* logits, int32_t vocab, float max_logit, int32_t 
   for (const ScoredToken& t : t_scratch.top) r.top.emplace_back(t.id, t.logit - log_z);
 }
 
+// Word at a time: a word of 32 allowed tokens (most words of a permissive mask) costs one
+// test, a word of none (most words of a strict mask) one straight fill.
+void apply_token_mask(float* logits, int32_t vocab, const uint32_t* allowed) {
+  const int32_t words = (vocab + 31) / 32;
+  for (int32_t w = 0; w < words; ++w) {
+    const uint32_t bits = allowed[w];
+    if (bits == ~uint32_t{0}) continue;
+    const int32_t base = w * 32;
+    const int32_t end = std::min(base + 32, vocab);
+    if (bits == 0) {
+      std::fill(logits + base, logits + end, -kInf);
+      continue;
+    }
+    for (int32_t t = base; t < end; ++t) {
+      if (!(bits >> (t - base) & 1)) logits[t] = -kInf;
+    }
+  }
+}
+
 }  // namespace
 
 SampleResult Sampler::sample(float* logits, int32_t vocab, const SamplingParams& p,
                              const SamplingContext& ctx, RequestRng& rng) {
+  if (ctx.allowed_tokens) apply_token_mask(logits, vocab, ctx.allowed_tokens);
   apply_logit_processors(logits, vocab, p, ctx);
   const int32_t argmax = sanitize_and_argmax(logits, vocab);
   const float max_logit = logits[argmax];

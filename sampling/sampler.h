@@ -18,6 +18,9 @@ struct SampleResult {
 };
 
 // Picks one token from one row of logits. Steps, in order:
+//   0. ctx.allowed_tokens (a grammar's mask): every other token becomes -inf, before anything
+//      else, so logprobs below describe the constrained distribution and no bias or penalty
+//      can bring a disallowed token back.
 //   1. apply_logit_processors (logit_bias, suppressed ids, repetition, presence/frequency);
 //      NaN logits become -inf so a broken row can never be chosen over a real token.
 //   2. logprobs = log_softmax of these processed logits. They are taken before temperature

@@ -1,11 +1,14 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ps {
+
+struct CompiledGrammar;  // structured/compiled_grammar.h
 
 // Per-request generation settings. Defaults follow the OpenAI/vLLM conventions.
 struct SamplingParams {
@@ -26,6 +29,10 @@ struct SamplingParams {
   int32_t logprobs = -1;  // -1: none; 0: chosen token only; k: chosen + top-k (k <= 20)
   std::map<int32_t, float> logit_bias;  // token id -> bias in [-100, 100]
   bool skip_special_tokens = true;
+  // Constrained decoding (response_format, structured_outputs, tools; structured/): the engine
+  // gives each sequence its own matcher over this grammar, and the sampler sees only the tokens it
+  // allows. Null: unconstrained.
+  std::shared_ptr<const CompiledGrammar> grammar;
 
   // Below this temperature the sampler takes the argmax: 1/T would overflow the scaling, and
   // the distribution is a point mass anyway. Greedy tokens draw nothing from the request's RNG.

@@ -71,6 +71,11 @@ StopResult StopChecker::append(int32_t token) {
   return r;
 }
 
+StopResult StopChecker::finish_by_grammar() {
+  if (reason_ != StopReason::kNone) return StopResult{{}, reason_, {}};
+  return finish(StopReason::kGrammar, take_all_text());
+}
+
 std::string StopChecker::take_all_text() {
   std::string text = std::move(held_) + detok_.flush();
   held_.clear();

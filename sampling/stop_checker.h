@@ -10,7 +10,15 @@
 
 namespace ps {
 
-enum class StopReason { kNone, kEos, kStopToken, kStopString, kMaxTokens, kContextLength };
+enum class StopReason {
+  kNone,
+  kEos,
+  kStopToken,
+  kStopString,
+  kMaxTokens,
+  kContextLength,
+  kGrammar,  // the request's grammar is complete: nothing but EOS could follow
+};
 
 struct StopResult {
   std::string text;  // safe to emit now (valid UTF-8, never part of a matching stop string)
@@ -46,6 +54,10 @@ class StopChecker {
   // EOS (unless ignore_eos) + stop_token_ids while num_output_tokens() < min_tokens; empty
   // afterwards.
   const std::vector<int32_t>& suppressed_ids() const;
+  // Ends the request with kGrammar (after the last append), returning the text held back.
+  // Called when a constrained request's grammar allows nothing but EOS: min_tokens cannot
+  // apply to output the grammar has closed.
+  StopResult finish_by_grammar();
   int32_t num_output_tokens() const { return num_output_; }
   StopReason reason() const { return reason_; }
 

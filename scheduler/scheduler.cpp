@@ -37,6 +37,8 @@ StepPlan Scheduler::schedule() {
   schedule_running_prefills(step);
   // A step that had to preempt is short of blocks: admitting now would only preempt again.
   if (step.preempted.empty()) admit_waiting(step);
+  // Drafts come last: they only use what the committed tokens left of the budget and the pool.
+  if (step.preempted.empty() && config_.speculative.enabled()) schedule_drafts(step);
   return build_plan(step);
 }
 
@@ -170,20 +172,40 @@ void Scheduler::postprocess(const StepPlan& plan, const std::vector<int32_t>& sa
                                 " sampled tokens for " +
                                 std::to_string(plan.sample_indices.size()) + " sampling rows");
   }
+  std::vector<std::vector<int32_t>> verified;
+  verified.reserve(sampled.size());
+  for (int32_t token : sampled) verified.push_back({token});
+  postprocess_verified(plan, verified);
+}
+
+void Scheduler::postprocess_verified(const StepPlan& plan,
+                                     const std::vector<std::vector<int32_t>>& verified) {
+  if (verified.size() != plan.sample_indices.size()) {
+    throw std::invalid_argument("Scheduler::postprocess: " + std::to_string(verified.size()) +
+                                " sampled tokens for " +
+                                std::to_string(plan.sample_indices.size()) + " sampling rows");
+  }
+  std::vector<int32_t> sample_of(static_cast<size_t>(plan.num_seqs()), -1);
+  for (size_t i = 0; i < plan.sample_indices.size(); ++i) {
+    sample_of.at(plan.sample_indices[i]) = static_cast<int32_t>(i);
+  }
   for (int32_t s = 0; s < plan.num_seqs(); ++s) {
     Sequence* seq = lookup(plan.seq_ids[s]);
     if (seq == nullptr) continue;  // finished (aborted) after schedule()
     const int32_t n = plan.query_start[s + 1] - plan.query_start[s];
-    if (n != seq->scheduled_tokens_) {
+    const int32_t i = sample_of[s];
+    const int32_t drafts = i < 0 ? 0 : plan.drafts_of(i);
+    if (n != seq->scheduled_tokens_ || drafts != static_cast<int32_t>(seq->draft_.size())) {
       throw std::logic_error("Scheduler::postprocess: plan does not match the last schedule()");
     }
     seq->scheduled_tokens_ = 0;
-    seq->advance(n);
+    seq->advance(n - drafts);
+    if (i >= 0) {
+      seq->accept(verified[i]);
+      // Slots past the accepted tokens held rejected drafts: give back the blocks they emptied.
+      if (drafts > 0) blocks_.truncate(seq->id(), seq->num_computed_tokens());
+    }
     blocks_.publish(seq->id(), seq->tokens(), seq->num_computed_tokens());
-  }
-  for (size_t i = 0; i < sampled.size(); ++i) {
-    Sequence* seq = lookup(plan.seq_ids[plan.sample_indices[i]]);
-    if (seq != nullptr) seq->append(sampled[i]);
   }
 }
 

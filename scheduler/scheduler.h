@@ -10,6 +10,7 @@
 
 #include "kvcache/block_manager.h"
 #include "scheduler/sequence.h"
+#include "scheduler/speculative_config.h"
 #include "scheduler/step_plan.h"
 
 namespace ps {
@@ -21,6 +22,7 @@ struct SchedulerConfig {
   int32_t max_batched_tokens = 2048;
   bool enable_prefix_caching = true;
   BlockHasher block_hasher = {};  // empty: default_block_hash (tests inject collisions)
+  SpeculativeConfig speculative;  // n-gram drafts for sequences that allow_speculation()
 };
 
 class Scheduler {
@@ -33,15 +35,30 @@ class Scheduler {
   // or an id already in use.
   void add(SeqId id, std::vector<int32_t> prompt_ids);
 
+  // Lets `id` carry n-gram draft tokens (config.speculative) while it decodes, never past
+  // `max_total_tokens` tokens (its prompt + max_tokens: drafts beyond its end are waste).
+  // Sequences draft only when allowed (the engine leaves out constrained requests). Unknown
+  // id: no-op.
+  void allow_speculation(SeqId id, int32_t max_total_tokens);
+
   // Builds one step: every running sequence's next token first, then prefill chunks of
   // partially prefilled and waiting sequences, oldest first, within max_batched_tokens and
-  // max_num_seqs. May preempt (plan.preempted) and reject (take_rejected).
+  // max_num_seqs; then, with the budget and blocks left, draft tokens for decoding sequences
+  // that allow speculation (plan.num_draft_tokens). May preempt (plan.preempted) and reject
+  // (take_rejected); drafts never cause either.
   StepPlan schedule();
 
   // After the model ran `plan`: each scheduled sequence's computed count advances by its
   // tokens, full computed blocks go to the prefix cache, and sampled[i] is appended to
   // plan.seq_ids[plan.sample_indices[i]]. Sequences finished since schedule() are skipped.
+  // Without drafts, sampled[i] is verified[i] = {sampled[i]}.
   void postprocess(const StepPlan& plan, const std::vector<int32_t>& sampled);
+  // The same for a step that may have drafted: verified[i] holds the tokens sequence
+  // sample_indices[i] keeps, 1 to 1 + plan.drafts_of(i) of them: the accepted draft tokens
+  // (equal to the draft), then the token sampled after them. The slots of rejected draft
+  // tokens are rolled back (BlockManager::truncate), so only committed tokens are published.
+  void postprocess_verified(const StepPlan& plan,
+                            const std::vector<std::vector<int32_t>>& verified);
 
   // waiting|running -> finished: releases the blocks (published ones stay cached) and forgets
   // the sequence. Unknown id: no-op. Used for stop, length and abort alike.
@@ -79,6 +96,7 @@ class Scheduler {
   void schedule_decodes(Step& step);
   void schedule_running_prefills(Step& step);
   void admit_waiting(Step& step);
+  void schedule_drafts(Step& step);
   // Gets blocks for `seq`'s first `num_slots` tokens, preempting the newest running sequences
   // while the pool is short. False when `seq` itself had to be preempted.
   bool reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots);

@@ -31,6 +31,7 @@ void Scheduler::check_integrity() const {
     if (seq.status() != SeqStatus::kRunning) fail(seq, "is in the running queue but not running");
     if (seq.queue_pos_ != it || lookup(seq.id()) != &seq) fail(seq, "has a stale queue position");
     if (seq.scheduled_tokens_ != 0) fail(seq, "is still scheduled between steps");
+    if (!seq.draft_.empty()) fail(seq, "keeps draft tokens between steps");
     if (seq.num_uncomputed_tokens() < 1) fail(seq, "has no token left to compute");
     const auto held = static_cast<int32_t>(seq.block_table().size());
     if (held * bs < seq.num_computed_tokens() ||

@@ -25,15 +25,20 @@ StepPlan Scheduler::build_plan(const Step& step) const {
   plan.context_len.reserve(num_seqs);
   plan.block_tables.assign(static_cast<size_t>(num_seqs) * max_blocks, -1);
   plan.query_start.push_back(0);
+  bool any_drafts = false;
 
   for (int32_t s = 0; s < num_seqs; ++s) {
     const Sequence* seq = step.scheduled[s];
     const std::vector<int32_t>& table = seq->block_table();
     const int32_t begin = seq->num_computed_tokens();
     const int32_t end = begin + seq->scheduled_tokens_;
+    // Draft tokens (speculative) follow the committed ones; they are not the sequence's yet.
+    const int32_t committed = seq->num_tokens();
+    const auto drafts = static_cast<int32_t>(seq->draft().size());
     plan.seq_ids.push_back(seq->id());
     for (int32_t pos = begin; pos < end; ++pos) {
-      plan.token_ids.push_back(seq->tokens()[pos]);
+      plan.token_ids.push_back(pos < committed ? seq->tokens()[pos]
+                                               : seq->draft()[pos - committed]);
       plan.positions.push_back(pos);
       plan.slot_mapping.push_back(table[pos / bs] * bs + pos % bs);
     }
@@ -41,14 +46,21 @@ StepPlan Scheduler::build_plan(const Step& step) const {
     plan.context_len.push_back(end);
     std::copy(table.begin(), table.end(),
               plan.block_tables.begin() + static_cast<ptrdiff_t>(s) * max_blocks);
-    // The last scheduled token is the sequence's last token: its logits pick the next one.
-    if (end == seq->num_tokens()) plan.sample_indices.push_back(s);
-    if (seq->scheduled_tokens_ == 1 && end == seq->num_tokens() && seq->num_output_tokens() > 0) {
-      ++plan.num_decode_tokens;
+    // The last scheduled token is the sequence's last token (or draft token): its logits, and
+    // those of the rows before each draft token, pick the next one.
+    if (end == committed + drafts) {
+      plan.sample_indices.push_back(s);
+      plan.num_draft_tokens.push_back(drafts);
+      any_drafts = any_drafts || drafts > 0;
+    }
+    if (seq->scheduled_tokens_ == 1 + drafts && end == committed + drafts &&
+        seq->num_output_tokens() > 0) {
+      plan.num_decode_tokens += seq->scheduled_tokens_;
     } else {
       plan.num_prefill_tokens += seq->scheduled_tokens_;
     }
   }
+  if (!any_drafts) plan.num_draft_tokens.clear();  // without drafts the plan is as before
   plan.preempted = step.preempted;
   return plan;
 }

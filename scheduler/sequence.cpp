@@ -58,6 +58,7 @@ void Sequence::preempt() {
   status_ = SeqStatus::kWaiting;
   num_computed_ = 0;
   scheduled_tokens_ = 0;
+  draft_.clear();
   ++num_preemptions_;
 }
 
@@ -66,6 +67,7 @@ void Sequence::finish() {
   if (status_ == SeqStatus::kFinished) bad_transition(id_, "finish", status_);
   status_ = SeqStatus::kFinished;
   scheduled_tokens_ = 0;
+  draft_.clear();
 }
 
 void Sequence::advance(int32_t num_tokens) {
@@ -86,6 +88,29 @@ void Sequence::append(int32_t token) {
                            ": sampled a token before its prompt was computed");
   }
   tokens_.push_back(token);
+}
+
+// Pre: the tokens before the draft are computed (advance() ran for them). Each accepted draft
+// token equals the token verified at its place, so its K/V, written this step, stays; the K/V
+// past the accepted ones is garbage that later steps overwrite (its blocks are rolled back).
+void Sequence::accept(std::span<const int32_t> verified) {
+  if (status_ != SeqStatus::kRunning) bad_transition(id_, "accept", status_);
+  if (verified.empty() || verified.size() > draft_.size() + 1) {
+    throw std::logic_error("Sequence " + std::to_string(id_) + ": " +
+                           std::to_string(verified.size()) + " verified tokens for a draft of " +
+                           std::to_string(draft_.size()));
+  }
+  for (size_t j = 0; j < verified.size(); ++j) {
+    if (j > 0) {
+      if (verified[j - 1] != draft_[j - 1]) {
+        throw std::logic_error("Sequence " + std::to_string(id_) +
+                               ": a verified token after a rejected draft token");
+      }
+      advance(1);  // the accepted draft token's K/V
+    }
+    append(verified[j]);
+  }
+  draft_.clear();
 }
 
 }  // namespace ps

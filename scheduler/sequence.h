@@ -43,6 +43,10 @@ class Sequence {
   int32_t num_cached_prompt_tokens() const { return num_cached_prompt_tokens_; }
   int32_t num_preemptions() const { return num_preemptions_; }
   const std::vector<int32_t>& block_table() const { return blocks_->block_table(id_); }
+  // Speculative decoding: the draft tokens the step being built verifies after the last token
+  // (empty between steps), and the token count drafts may reach (0: this sequence never drafts).
+  const std::vector<int32_t>& draft() const { return draft_; }
+  int32_t speculation_limit() const { return speculation_limit_; }
 
  private:
   friend class Scheduler;
@@ -52,6 +56,9 @@ class Sequence {
   void finish();                          // waiting|running -> finished
   void advance(int32_t num_tokens);       // running: K/V of num_tokens more tokens written
   void append(int32_t token);             // running: a sampled token
+  // running: the verified tokens of a step that drafted (verified.size() - 1 drafts accepted,
+  // then the token sampled after them); the K/V of the rejected drafts is dropped.
+  void accept(std::span<const int32_t> verified);
 
   SeqId id_;
   SeqStatus status_ = SeqStatus::kWaiting;
@@ -65,7 +72,9 @@ class Sequence {
   // The scheduler's bookkeeping: where the sequence sits in its queue (O(1) removal), and
   // how many tokens the step being built gives it.
   std::list<Sequence*>::iterator queue_pos_;
-  int32_t scheduled_tokens_ = 0;
+  int32_t scheduled_tokens_ = 0;  // including the draft
+  std::vector<int32_t> draft_;
+  int32_t speculation_limit_ = 0;
 };
 
 }  // namespace ps

@@ -28,6 +28,11 @@ struct StepPlan {
   // Indices s in [0, S) whose last new token produces logits this step (prompt complete or
   // decoding). Logits come back in this order.
   std::vector<int32_t> sample_indices;
+  // Speculative decoding: per entry of sample_indices, how many draft tokens end that
+  // sequence's new tokens. Its logits come back for its last 1 + n rows (the last committed
+  // token's row, then each draft's), so there are sum(1 + n) logit rows in all. Empty: no
+  // drafts anywhere (one row per sample index, as without speculation).
+  std::vector<int32_t> num_draft_tokens;
 
   // Accounting, for metrics and tests.
   int32_t num_prefill_tokens = 0;
@@ -37,6 +42,19 @@ struct StepPlan {
   int32_t num_seqs() const { return static_cast<int32_t>(seq_ids.size()); }
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   bool empty() const { return seq_ids.empty(); }
+  int32_t drafts_of(size_t sample) const {
+    return num_draft_tokens.empty() ? 0 : num_draft_tokens[sample];
+  }
+  // The packed rows whose logits the model returns, in order (see num_draft_tokens).
+  std::vector<int32_t> logit_rows() const {
+    std::vector<int32_t> rows;
+    rows.reserve(sample_indices.size());
+    for (size_t i = 0; i < sample_indices.size(); ++i) {
+      const int32_t end = query_start[sample_indices[i] + 1];
+      for (int32_t r = end - 1 - drafts_of(i); r < end; ++r) rows.push_back(r);
+    }
+    return rows;
+  }
 };
 
 }  // namespace ps

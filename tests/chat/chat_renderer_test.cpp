@@ -210,3 +210,25 @@ TEST(ChatRenderer, TemplateRaiseIsATemplateError) {
 }
 
 }  // namespace
+
+namespace ps::chat {
+namespace {
+
+TEST(ChatRenderer, NullContentOfAToolCallTurnRendersAsEmpty) {
+  // vLLM hands string-content templates "" for a null content; Qwen's template tests
+  // `'</think>' in content`, which a None would fail.
+  ChatRenderer r = ChatRenderer::from_templates(
+      {{"default",
+        "{% for m in messages %}[{{ m.role }}:{{ 'x' in m.content }}:{{ m.content }}]{% endfor %}"}},
+      "test", {});
+  ordered_json messages = ordered_json::parse(R"([{"role": "user", "content": "hi"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+       "function": {"name": "f", "arguments": "{}"}}]}])");
+  ChatPromptRequest req;
+  req.messages = messages;
+  req.add_generation_prompt = false;
+  EXPECT_EQ(r.render(req), "[user:False:hi][assistant:False:]");
+}
+
+}  // namespace
+}  // namespace ps::chat

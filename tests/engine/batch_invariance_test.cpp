@@ -188,7 +188,7 @@ TEST_P(BatchInvariance, SharedPrefixHitsTheCacheAndMatchesTheOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, BatchInvariance,
-                         ::testing::Values("qwen3", "qwen2", "llama"));
+                         ::testing::Values("qwen3", "qwen2", "llama", "qwen3_moe", "minimind"));
 
 }  // namespace
 }  // namespace ps

@@ -26,6 +26,23 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
   c.max_position_embeddings = 1024;
   c.rope_theta = 10000.0f;
   c.eos_token_ids = {2};
+  if (model_type == "qwen3_moe") {  // 8 experts, top 2, renormalised (issue #17)
+    c.qk_norm = true;
+    c.moe.num_experts = 8;
+    c.moe.num_experts_per_tok = 2;
+    c.moe.moe_intermediate_size = 32;
+    c.moe.norm_topk_prob = true;
+  }
+  if (model_type == "minimind") {  // MiniMind 2's MoE: 4 routed experts, top 2, 1 shared
+    c.qk_norm = false;
+    c.moe.num_experts = 4;
+    c.moe.num_experts_per_tok = 2;
+    c.moe.moe_intermediate_size = c.intermediate_size;
+    c.moe.norm_topk_prob = true;
+    c.moe.norm_topk_epsilon = 1e-20f;
+    c.moe.norm_topk_only_above_one = true;
+    c.moe.num_shared_experts = 1;
+  }
   return c;
 }
 

@@ -136,8 +136,10 @@ TEST(ModelConfig, UnsupportedInputsNameTheFileAndField) {
   no_hidden.erase("hidden_size");
   const Case cases[] = {
       {with(kLlama, "model_type", "\"gpt2\""), "model_type \"gpt2\" is not supported"},
-      {with(kLlama, "rope_scaling", R"({"type": "yarn", "factor": 4.0})"), "yarn"},
-      {with(kLlama, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})"), "llama3"},
+      {with(kLlama, "rope_scaling", R"({"type": "longrope", "factor": 4.0})"),
+       "rope_scaling type \"longrope\" is not supported"},
+      {with(kLlama, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})"),
+       "missing required field \"low_freq_factor\""},
       {"{\"model_type\": \"llama\",", "invalid JSON"},
       {"[1, 2]", "JSON object"},
       {no_hidden.dump(), "\"hidden_size\""},

@@ -6,7 +6,9 @@
 #     of convert/, chat/, engine/ or api/;
 #   - tokenizer/ and chat/ include no torch header and nothing of model/, convert/, engine/, api/;
 #     tokenizer/ includes nothing of chat/ (chat/ depends on tokenizer/, not the reverse);
-#   - kvcache/, scheduler/, sampling/ and api/ include no torch header.
+#   - kvcache/, scheduler/, sampling/ and api/ include no torch header;
+#   - structured/ (grammars, token masks) includes no torch header and no other folder: it takes
+#     the vocabulary as token byte strings, so it is tokenizer-free too.
 # Prints every offending line (file:line: include) and exits 1 if there is any.
 #
 #   bash tests/tools/check_layout.sh [SOURCE_DIR (default: this checkout)]
@@ -41,7 +43,9 @@ forbid "model" '"(convert|chat|engine|api)/' "model/ includes a folder that depe
 forbid "tokenizer chat" "$torch" "tokenizer/ or chat/ includes torch (they are torch-free)"
 forbid "tokenizer chat" '"(model|convert|engine|api)/' "tokenizer/ or chat/ includes model code"
 forbid "tokenizer" '"chat/' "tokenizer/ includes chat/ (chat/ depends on tokenizer/)"
-forbid "kvcache scheduler sampling api" "$torch" "a plain C++ folder includes torch"
+forbid "kvcache scheduler sampling api structured" "$torch" "a plain C++ folder includes torch"
+forbid "structured" '"(model|convert|engine|api|tokenizer|scheduler|sampling|chat|kvcache)/' \
+  "structured/ includes another folder (it is tokenizer- and engine-free)"
 
 if ((status == 0)); then
   echo "layout: ok (every rule above holds)"

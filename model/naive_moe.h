@@ -1,0 +1,15 @@
+#pragma once
+// The oracle's sparse MLP: each token routed and run through its experts on its own, with plain
+// torch ops, as HF's Qwen3MoeSparseMoeBlock and MiniMind's MOEFeedForward define it. Slow and
+// obviously correct; MoeLayer's grouped forward is checked against it.
+#include <ATen/ATen.h>
+
+#include "model/model_config.h"
+#include "model/moe_weights.h"
+
+namespace ps {
+
+// x: [T, hidden] (post-attention-normed). Returns the MLP output [T, hidden].
+at::Tensor naive_moe_mlp(const MoeLayerWeights& w, const ModelConfig& c, const at::Tensor& x);
+
+}  // namespace ps

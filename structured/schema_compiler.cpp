@@ -1,0 +1,621 @@
+#include "structured/schema_compiler.h"
+
+#include <cmath>
+#include <limits>
+
+#include "structured/char_set.h"
+#include "structured/constraint_spec.h"
+#include "structured/integer_range.h"
+#include "structured/json_formats.h"
+#include "structured/number_range.h"
+#include "structured/regex_gbnf.h"
+
+namespace ps {
+namespace {
+
+const std::set<std::string> kAnnotations = {
+    "title",      "description",     "examples",        "default",  "$schema",
+    "$id",        "$comment",        "$anchor",         "readOnly", "writeOnly",
+    "deprecated", "contentEncoding", "contentMediaType"};
+
+// Keywords the walk reads; anything neither here nor an annotation is refused.
+const std::set<std::string> kEnforced = {"type",
+                                         "enum",
+                                         "const",
+                                         "nullable",
+                                         "properties",
+                                         "required",
+                                         "additionalProperties",
+                                         "items",
+                                         "prefixItems",
+                                         "additionalItems",
+                                         "minItems",
+                                         "maxItems",
+                                         "minLength",
+                                         "maxLength",
+                                         "pattern",
+                                         "format",
+                                         "minimum",
+                                         "maximum",
+                                         "exclusiveMinimum",
+                                         "exclusiveMaximum",
+                                         "anyOf",
+                                         "oneOf",
+                                         "allOf",
+                                         "$ref",
+                                         "$defs",
+                                         "definitions",
+                                         "uniqueItems"};
+
+const std::set<std::string> kAllTypes = {"null",   "boolean", "integer", "number",
+                                         "string", "array",   "object"};
+
+// Keywords that say which type a schema without `type` is about.
+const std::map<std::string, std::string> kTypeOfKeyword = {{"properties", "object"},
+                                                           {"required", "object"},
+                                                           {"additionalProperties", "object"},
+                                                           {"items", "array"},
+                                                           {"prefixItems", "array"},
+                                                           {"additionalItems", "array"},
+                                                           {"minItems", "array"},
+                                                           {"maxItems", "array"},
+                                                           {"minLength", "string"},
+                                                           {"maxLength", "string"},
+                                                           {"pattern", "string"},
+                                                           {"format", "string"},
+                                                           {"minimum", "number"},
+                                                           {"maximum", "number"},
+                                                           {"exclusiveMinimum", "number"},
+                                                           {"exclusiveMaximum", "number"}};
+
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string rule_hint(const std::string& ptr) {
+  std::string h;
+  for (char c : ptr.empty() ? std::string("/schema") : ptr) {
+    h += c == '/' ? '-' : c;
+  }
+  if (!h.empty() && h[0] == '-') h.erase(0, 1);
+  if (h.size() > 48) h = h.substr(h.size() - 48);
+  return h;
+}
+
+namespace {
+
+std::string alternation(const std::vector<std::string>& alts) {
+  if (alts.size() == 1) return alts[0];
+  std::string out = "(";
+  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
+  return out + ")";
+}
+
+long non_negative_count(const SchemaJson& s, const char* key, const std::string& ptr) {
+  const auto& v = s.at(key);
+  if (!v.is_number_integer() || v.get<long long>() < 0) {
+    schema_error(child_ptr(ptr, key), std::string("'") + key + "' must be a non-negative integer");
+  }
+  if (v.get<long long>() > 100000) {
+    schema_error(child_ptr(ptr, key), std::string("'") + key + "' over 100000 is not supported");
+  }
+  return static_cast<long>(v.get<long long>());
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// "#/$defs/a%20b" -> the JSON pointer "/$defs/a b".
+std::string ref_pointer(const std::string& ref, const std::string& ptr) {
+  if (ref.empty() || ref[0] != '#') {
+    schema_error(child_ptr(ptr, "$ref"),
+                 "only local references ('#/$defs/...') are supported, not '" + ref + "'");
+  }
+  std::string pointer;
+  for (size_t i = 1; i < ref.size(); ++i) {
+    if (ref[i] != '%') {
+      pointer += ref[i];
+      continue;
+    }
+    int hi = i + 2 < ref.size() ? hex_digit(ref[i + 1]) : -1;
+    int lo = hi >= 0 ? hex_digit(ref[i + 2]) : -1;
+    if (lo < 0) schema_error(child_ptr(ptr, "$ref"), "bad percent-escape in '" + ref + "'");
+    pointer += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  if (!pointer.empty() && pointer[0] != '/') {
+    schema_error(child_ptr(ptr, "$ref"), "'$ref': '" + ref +
+                                             "' is not a JSON pointer ($anchor "
+                                             "names are not supported)");
+  }
+  return pointer;
+}
+
+}  // namespace
+
+bool is_annotation(const std::string& key) {
+  return kAnnotations.count(key) != 0;
+}
+
+void schema_error(const std::string& ptr, const std::string& what) {
+  throw StructuredError(what + " (at JSON pointer '" + (ptr.empty() ? "" : ptr) + "')",
+                        ptr.empty() ? "/" : ptr);
+}
+
+std::string child_ptr(const std::string& ptr, const std::string& key) {
+  return ptr + "/" + escape_pointer_token(key);
+}
+
+std::string dump_json_text(const SchemaJson& v) {
+  if (v.is_object()) {
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [k, x] : v.items()) {
+      if (!first) out += ", ";
+      first = false;
+      out += SchemaJson(k).dump() + ": " + dump_json_text(x);
+    }
+    return out + "}";
+  }
+  if (v.is_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + dump_json_text(v[i]);
+    return out + "]";
+  }
+  return v.dump();
+}
+
+std::optional<std::set<std::string>> declared_types(const SchemaJson& s, const std::string& ptr) {
+  if (!s.contains("type")) return std::nullopt;
+  std::set<std::string> types;
+  const auto& t = s["type"];
+  auto add = [&](const SchemaJson& name) {
+    if (!name.is_string() || !kAllTypes.count(name.get<std::string>())) {
+      schema_error(child_ptr(ptr, "type"), "unknown type " + name.dump());
+    }
+    types.insert(name.get<std::string>());
+  };
+  if (t.is_array()) {
+    if (t.empty()) schema_error(child_ptr(ptr, "type"), "an empty type list matches nothing");
+    for (const auto& x : t) add(x);
+  } else {
+    add(t);
+  }
+  if (s.contains("nullable")) {
+    if (!s["nullable"].is_boolean()) schema_error(child_ptr(ptr, "nullable"), "must be a boolean");
+    if (s["nullable"].get<bool>()) types.insert("null");
+  }
+  return types;
+}
+
+SchemaCompiler::SchemaCompiler(const SchemaJson& root, const std::string& root_rule)
+    : root_(root), rules_(root_rule) {}
+
+std::string SchemaCompiler::compile() {
+  rules_.define_root(visit(root_, ""));
+  return rules_.text();
+}
+
+// JSON string content is written as right-recursive rules that hold the closing quote, never as
+// `char*` over a separate char rule or a group: the matcher judges a token's fate from the top
+// rule frame, and a frame that ends after one character would leave every multi-character token
+// to the slow per-stack check.
+std::string SchemaCompiler::raw_chars() {
+  CharSet raw = CharSet::all().minus(CharSet::range(0, 0x1F));
+  return raw.minus(CharSet::single('"')).minus(CharSet::single('\\')).to_gbnf();
+}
+
+std::string SchemaCompiler::escape_rule() {
+  auto it = shared_.find("escape");
+  if (it != shared_.end()) return it->second;
+  // After the backslash. \u escapes stop short of surrogates: a pair would count as two
+  // characters here but as one for minLength in Python, and a lone one is not text.
+  return shared_["escape"] =
+             rules_.add("escape",
+                        "[\"\\\\/bfnrt] | \"u\" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] "
+                        "[0-9a-fA-F]{2})");
+}
+
+std::string SchemaCompiler::string_rest_rule() {
+  auto it = shared_.find("string-rest");
+  if (it != shared_.end()) return it->second;
+  std::string name = rules_.reserve("string-rest");
+  shared_["string-rest"] = name;
+  rules_.define(
+      name, raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\\\"\"");
+  return name;
+}
+
+std::string SchemaCompiler::any_chars_rule() {
+  auto it = shared_.find("chars");
+  if (it != shared_.end()) return it->second;
+  std::string name = rules_.reserve("chars");
+  shared_["chars"] = name;
+  rules_.define(name,
+                raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\"");
+  return name;
+}
+
+std::string SchemaCompiler::string_rule() {
+  auto it = shared_.find("string");
+  if (it != shared_.end()) return it->second;
+  return shared_["string"] = rules_.add("string", "\"\\\"\" " + string_rest_rule());
+}
+
+// A string of lo..hi characters (hi < 0: unbounded): rule c says c characters are written.
+std::string SchemaCompiler::bounded_string(long lo, long hi, const std::string& ptr) {
+  long last = hi < 0 ? lo : hi;
+  if (last > 2000) {
+    schema_error(ptr, "string lengths over 2000 are not supported (minLength/maxLength)");
+  }
+  std::string base = rule_hint(ptr) + "-len";
+  std::vector<std::string> names;
+  for (long c = 0; c <= last; ++c) names.push_back(rules_.reserve(base));
+  for (long c = 0; c <= last; ++c) {
+    if (hi < 0 && c == last) {
+      rules_.define(names[c], string_rest_rule());
+      continue;
+    }
+    std::string body;
+    if (c < last) {
+      body = raw_chars() + " " + names[c + 1] + " | \"\\\\\" " + escape_rule() + " " + names[c + 1];
+    }
+    if (c >= lo) body += std::string(body.empty() ? "" : " | ") + "\"\\\"\"";
+    rules_.define(names[c], body);
+  }
+  return "(\"\\\"\" " + names[0] + ")";
+}
+
+std::string SchemaCompiler::number_rule() {
+  auto it = shared_.find("number");
+  if (it != shared_.end()) return it->second;
+  // Exponents of up to two digits: 1e400 would parse as infinity.
+  return shared_["number"] = rules_.add(
+             "number", "\"-\"? (\"0\" | [1-9] [0-9]*) (\".\" [0-9]+)? ([eE] [-+]? [0-9]{1,2})?");
+}
+
+std::string SchemaCompiler::any_value() {
+  auto it = shared_.find("value");
+  if (it != shared_.end()) return it->second;
+  std::string value = rules_.reserve("value");
+  shared_["value"] = value;
+  std::string object = any_object();
+  std::string array = rules_.add("array", "\"[\" (" + value + " (\", \" " + value + ")*)? \"]\"");
+  rules_.define(value, object + " | " + array + " | " + string_rule() + " | " + number_rule() +
+                           " | \"true\" | \"false\" | \"null\"");
+  return value;
+}
+
+std::string SchemaCompiler::any_object() {
+  auto it = shared_.find("object");
+  if (it != shared_.end()) return it->second;
+  std::string object = rules_.reserve("object");
+  shared_["object"] = object;
+  std::string value = any_value();
+  std::string member = string_rule() + " \": \" " + value;
+  rules_.define(object, "\"{\" (" + member + " (\", \" " + member + ")*)? \"}\"");
+  return object;
+}
+
+std::string SchemaCompiler::visit(const SchemaJson& s, const std::string& ptr) {
+  if (++depth_ > 200) schema_error(ptr, "schema nested too deeply (over 200 levels)");
+  struct Leave {
+    int& d;
+    ~Leave() { --d; }
+  } leave{depth_};
+
+  if (s.is_boolean()) {
+    if (s.get<bool>()) return any_value();
+    schema_error(ptr, "the schema false matches nothing");
+  }
+  if (!s.is_object()) schema_error(ptr, "a schema must be an object or a boolean");
+  bool assertions_beside_ref = false;
+  for (const auto& [key, value] : s.items()) {
+    if (is_annotation(key)) continue;
+    if (!kEnforced.count(key)) {
+      schema_error(child_ptr(ptr, key), "the JSON Schema keyword '" + key + "' is not supported");
+    }
+    if (key != "$ref" && key != "$defs" && key != "definitions") assertions_beside_ref = true;
+  }
+  if (s.contains("uniqueItems") && !(s["uniqueItems"].is_boolean() && !s["uniqueItems"])) {
+    schema_error(child_ptr(ptr, "uniqueItems"), "'uniqueItems': true is not supported");
+  }
+  if (s.contains("allOf") || (s.contains("$ref") && assertions_beside_ref)) {
+    SchemaJson merged = merge_all_of(s, ptr, 0);
+    return visit(merged, ptr);
+  }
+  if (s.contains("$ref"))
+    return ref_rule(s["$ref"].is_string() ? s["$ref"].get<std::string>() : "", ptr);
+  std::string expr;
+  if (s.contains("anyOf") || s.contains("oneOf")) {
+    expr = visit_alternatives(s, ptr);
+  } else if (s.contains("enum") || s.contains("const")) {
+    expr = visit_enum(s, ptr);
+  } else {
+    expr = visit_typed(s, ptr);
+  }
+  return rules_.add(rule_hint(ptr), expr);
+}
+
+std::string SchemaCompiler::ref_rule(const std::string& ref, const std::string& ptr) {
+  auto it = ref_rules_.find(ref);
+  if (it != ref_rules_.end()) return it->second;
+  std::string pointer = ref_pointer(ref, ptr);
+  const SchemaJson* target = nullptr;
+  try {
+    target = &root_.at(SchemaJson::json_pointer(pointer));
+  } catch (const std::exception&) {
+    schema_error(child_ptr(ptr, "$ref"), "'$ref': '" + ref + "' points at nothing in the schema");
+  }
+  std::string name = rules_.reserve(rule_hint(pointer.empty() ? "/ref-root" : pointer));
+  ref_rules_[ref] = name;
+  rules_.define(name, visit(*target, pointer));
+  return name;
+}
+
+const SchemaJson& SchemaCompiler::resolve(const SchemaJson& s, const std::string& ptr, int depth) {
+  if (depth > 32) schema_error(ptr, "'$ref' chain longer than 32 (a reference loop?)");
+  if (!s.is_object() || !s.contains("$ref")) return s;
+  if (!s["$ref"].is_string()) schema_error(child_ptr(ptr, "$ref"), "'$ref' must be a string");
+  std::string ref = s["$ref"].get<std::string>();
+  std::string pointer = ref_pointer(ref, ptr);
+  try {
+    return resolve(root_.at(SchemaJson::json_pointer(pointer)), pointer, depth + 1);
+  } catch (const StructuredError&) {
+    throw;
+  } catch (const std::exception&) {
+    schema_error(child_ptr(ptr, "$ref"), "'$ref': '" + ref + "' points at nothing in the schema");
+  }
+}
+
+std::string SchemaCompiler::visit_alternatives(const SchemaJson& s, const std::string& ptr) {
+  bool any_of = s.contains("anyOf");
+  const char* key = any_of ? "anyOf" : "oneOf";
+  const auto& branches = s[key];
+  if (!branches.is_array() || branches.empty()) {
+    schema_error(child_ptr(ptr, key), std::string("'") + key + "' must be a non-empty array");
+  }
+  // Keywords beside anyOf/oneOf apply to every branch: each branch becomes allOf [rest, branch].
+  SchemaJson rest = SchemaJson::object();
+  for (const auto& [k, v] : s.items()) {
+    if (k != key && !is_annotation(k) && k != "$defs" && k != "definitions") rest[k] = v;
+  }
+  std::vector<SchemaJson> merged;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    std::string bptr = child_ptr(child_ptr(ptr, key), std::to_string(i));
+    if (rest.empty()) {
+      merged.push_back(branches[i]);
+    } else {
+      SchemaJson both = SchemaJson::object();
+      both["allOf"] = SchemaJson::array({rest, branches[i]});
+      merged.push_back(merge_all_of(both, bptr, 0));
+    }
+  }
+  if (!any_of) {
+    for (size_t i = 0; i < merged.size(); ++i) {
+      for (size_t j = i + 1; j < merged.size(); ++j) {
+        std::string optr = child_ptr(ptr, "oneOf");
+        if (!outputs_fail(merged[i], merged[j], optr, 0) ||
+            !outputs_fail(merged[j], merged[i], optr, 0)) {
+          schema_error(optr, "'oneOf' branches " + std::to_string(i) + " and " + std::to_string(j) +
+                                 " may both match one value, so 'exactly one' cannot be "
+                                 "enforced; use anyOf, or tell them apart by type, const/enum or "
+                                 "required properties");
+        }
+      }
+    }
+  }
+  std::vector<std::string> alts;
+  for (size_t i = 0; i < merged.size(); ++i) {
+    alts.push_back(visit(merged[i], child_ptr(child_ptr(ptr, key), std::to_string(i))));
+  }
+  return alternation(alts);
+}
+
+std::string SchemaCompiler::visit_enum(const SchemaJson& s, const std::string& ptr) {
+  for (const auto& [k, v] : s.items()) {
+    if (k != "enum" && k != "const" && k != "type" && k != "nullable" && !is_annotation(k) &&
+        k != "$defs" && k != "definitions") {
+      schema_error(child_ptr(ptr, k), "'" + k + "' beside enum/const is not supported");
+    }
+  }
+  std::vector<SchemaJson> values;
+  if (s.contains("const")) values.push_back(s["const"]);
+  if (s.contains("enum")) {
+    if (!s["enum"].is_array()) schema_error(child_ptr(ptr, "enum"), "'enum' must be an array");
+    for (const auto& v : s["enum"]) {
+      if (!s.contains("const") || v == s["const"]) values.push_back(v);
+    }
+    if (s.contains("const")) values.erase(values.begin());
+  }
+  auto types = declared_types(s, ptr);
+  std::vector<std::string> alts;
+  for (const auto& v : values) {
+    if (types) {
+      std::string t = v.is_null()             ? "null"
+                      : v.is_boolean()        ? "boolean"
+                      : v.is_number_integer() ? "integer"
+                      : v.is_number()         ? "number"
+                      : v.is_string()         ? "string"
+                      : v.is_array()          ? "array"
+                                              : "object";
+      bool ok = types->count(t) || (t == "integer" && types->count("number")) ||
+                (t == "number" && types->count("integer") &&
+                 std::floor(v.get<double>()) == v.get<double>());
+      if (!ok) continue;
+    }
+    alts.push_back(gbnf_literal(dump_json_text(v)));
+  }
+  if (alts.empty()) schema_error(ptr, "no value of 'enum'/'const' fits the schema's 'type'");
+  return alternation(alts);
+}
+
+std::string SchemaCompiler::visit_typed(const SchemaJson& s, const std::string& ptr) {
+  std::set<std::string> types;
+  if (auto declared = declared_types(s, ptr)) {
+    types = *declared;
+  } else {
+    for (const auto& [k, v] : s.items()) {
+      auto it = kTypeOfKeyword.find(k);
+      if (it != kTypeOfKeyword.end()) types.insert(it->second);
+    }
+    if (types.empty()) return any_value();
+    if (s.contains("nullable") && s["nullable"] == true) types.insert("null");
+  }
+  if (types.count("number") && types.count("integer")) types.erase("integer");
+  std::vector<std::string> alts;
+  // A fixed order, so equal schemas give equal text.
+  for (const char* t : {"object", "array", "string", "integer", "number", "boolean", "null"}) {
+    if (!types.count(t)) continue;
+    std::string name = t;
+    if (name == "object") alts.push_back(object_expr(s, ptr));
+    if (name == "array") alts.push_back(array_expr(s, ptr));
+    if (name == "string") alts.push_back(string_expr(s, ptr));
+    if (name == "integer") alts.push_back(integer_expr(s, ptr));
+    if (name == "number") alts.push_back(number_expr(s, ptr));
+    if (name == "boolean") alts.push_back("(\"true\" | \"false\")");
+    if (name == "null") alts.push_back("\"null\"");
+  }
+  return alternation(alts);
+}
+
+std::string SchemaCompiler::string_expr(const SchemaJson& s, const std::string& ptr) {
+  bool has_len = s.contains("minLength") || s.contains("maxLength");
+  const std::string quote = "\"\\\"\"";
+  if (s.contains("pattern")) {
+    if (has_len || s.contains("format")) {
+      schema_error(ptr, "'pattern' together with minLength/maxLength/format is not supported");
+    }
+    if (!s["pattern"].is_string()) schema_error(child_ptr(ptr, "pattern"), "must be a string");
+    return "(" + quote + " " +
+           regex_expression(s["pattern"].get<std::string>(), RegexTarget::kJsonStringContent,
+                            child_ptr(ptr, "pattern"), any_chars_rule()) +
+           " " + quote + ")";
+  }
+  if (s.contains("format")) {
+    if (has_len) schema_error(ptr, "'format' together with minLength/maxLength is not supported");
+    if (!s["format"].is_string()) schema_error(child_ptr(ptr, "format"), "must be a string");
+    auto f = format_gbnf(s["format"].get<std::string>());
+    if (!f) {
+      schema_error(child_ptr(ptr, "format"),
+                   "the format '" + s["format"].get<std::string>() +
+                       "' is not supported (supported: " + supported_formats() + ")");
+    }
+    return "(" + quote + " " + *f + " " + quote + ")";
+  }
+  if (!has_len) return string_rule();
+  long lo = s.contains("minLength") ? non_negative_count(s, "minLength", ptr) : 0;
+  long hi = s.contains("maxLength") ? non_negative_count(s, "maxLength", ptr) : -1;
+  if (hi >= 0 && hi < lo) schema_error(ptr, "maxLength is below minLength");
+  return bounded_string(lo, hi, ptr);
+}
+
+namespace {
+
+// The integer bound a number keyword sets, rounded inward; `exclusive` moves it one step.
+std::optional<int64_t> integer_bound(const SchemaJson& v, bool lower, bool exclusive,
+                                     const std::string& ptr) {
+  if (!v.is_number()) schema_error(ptr, "must be a number");
+  double d = v.get<double>();
+  if (std::fabs(d) > 4e18) schema_error(ptr, "bounds beyond +-4e18 are not supported");
+  if (v.is_number_integer()) {
+    int64_t i = v.get<int64_t>();
+    return exclusive ? (lower ? i + 1 : i - 1) : i;
+  }
+  double r = lower ? std::ceil(d) : std::floor(d);
+  if (exclusive && r == d) r += lower ? 1 : -1;
+  return static_cast<int64_t>(r);
+}
+
+}  // namespace
+
+std::string SchemaCompiler::integer_expr(const SchemaJson& s, const std::string& ptr) {
+  std::optional<int64_t> lo, hi;
+  auto tighten = [](std::optional<int64_t>& cur, std::optional<int64_t> b, bool lower) {
+    if (!b) return;
+    if (!cur || (lower ? *b > *cur : *b < *cur)) cur = b;
+  };
+  // Draft 4 spells exclusiveness as a boolean beside minimum/maximum; later drafts as a number.
+  auto draft4_flag = [&](const char* key) {
+    return s.contains(key) && s[key].is_boolean() && s[key].get<bool>();
+  };
+  if (s.contains("minimum")) {
+    tighten(lo,
+            integer_bound(s["minimum"], true, draft4_flag("exclusiveMinimum"),
+                          child_ptr(ptr, "minimum")),
+            true);
+  }
+  if (s.contains("maximum")) {
+    tighten(hi,
+            integer_bound(s["maximum"], false, draft4_flag("exclusiveMaximum"),
+                          child_ptr(ptr, "maximum")),
+            false);
+  }
+  if (s.contains("exclusiveMinimum") && !s["exclusiveMinimum"].is_boolean()) {
+    tighten(lo,
+            integer_bound(s["exclusiveMinimum"], true, true, child_ptr(ptr, "exclusiveMinimum")),
+            true);
+  }
+  if (s.contains("exclusiveMaximum") && !s["exclusiveMaximum"].is_boolean()) {
+    tighten(hi,
+            integer_bound(s["exclusiveMaximum"], false, true, child_ptr(ptr, "exclusiveMaximum")),
+            false);
+  }
+  if (lo && hi && *lo > *hi) schema_error(ptr, "no integer lies between the bounds");
+  return integer_range_gbnf(lo, hi);
+}
+
+std::string SchemaCompiler::number_expr(const SchemaJson& s, const std::string& ptr) {
+  std::optional<NumberBound> lo, hi;
+  // One bound per side: the tighter of minimum and exclusiveMinimum (draft 4: a flag).
+  auto read = [&](const char* key, bool lower, bool exclusive, std::optional<NumberBound>& cur) {
+    const auto& v = s[key];
+    std::string kptr = child_ptr(ptr, key);
+    if (!v.is_number()) schema_error(kptr, std::string("'") + key + "' must be a number");
+    double d = v.get<double>();
+    if (std::floor(d) != d || std::fabs(d) > 4e18) {
+      schema_error(kptr, std::string("'") + key +
+                             "' on a number is enforced only for integer values (as "
+                             "bounds of the integer part)");
+    }
+    NumberBound b{static_cast<int64_t>(d), exclusive};
+    bool tighter = !cur || (lower ? (b.value > cur->value || (b.value == cur->value && exclusive))
+                                  : (b.value < cur->value || (b.value == cur->value && exclusive)));
+    if (tighter) cur = b;
+  };
+  auto draft4_flag = [&](const char* key) {
+    return s.contains(key) && s[key].is_boolean() && s[key].get<bool>();
+  };
+  if (s.contains("minimum")) read("minimum", true, draft4_flag("exclusiveMinimum"), lo);
+  if (s.contains("maximum")) read("maximum", false, draft4_flag("exclusiveMaximum"), hi);
+  if (s.contains("exclusiveMinimum") && !s["exclusiveMinimum"].is_boolean()) {
+    read("exclusiveMinimum", true, true, lo);
+  }
+  if (s.contains("exclusiveMaximum") && !s["exclusiveMaximum"].is_boolean()) {
+    read("exclusiveMaximum", false, true, hi);
+  }
+  if (!lo && !hi) return number_rule();
+  try {
+    return number_range_gbnf(lo, hi);
+  } catch (const std::invalid_argument&) {
+    schema_error(ptr, "no number lies between the bounds");
+  }
+}
+
+}  // namespace ps

@@ -1,0 +1,268 @@
+"""PyTorch reference for RoPE scaling (issue #17): random-weight fp32 checkpoints, one per rope type,
+and the logits a plain-torch forward gives for a fixed 200-token sequence, for
+tests/model/rope_reference_test.cpp to compare pagedserve's naive oracle and ModelRunner with.
+
+transformers is not installed here, so the rope parameters are HF's formulas written in torch,
+each function named after the transformers/modeling_rope_utils.py function it follows, and the
+forward follows HF's LlamaModel / Qwen3Model in fp32 (RMSNorm, rotate_half rotary embedding with
+cos/sin multiplied by the attention scaling, GQA, causal softmax attention, SiLU-gated MLP).
+One deliberate difference: `dynamic` uses the base HF's _compute_dynamic_ntk_parameters gives for
+seq_len = max_position_embeddings * factor at every length (vLLM's fixed choice), not the base HF
+recomputes from the current length. Partial rotary (partial_rotary_factor) rotates the first
+int(head_dim * factor) dims of each head and passes the rest through, as HF's families that use
+it (e.g. Phi-3, StableLM, GLM) split q/k into q_rot and q_pass.
+
+The original context of every case is 64 positions, so 200 tokens reach well past it.
+
+usage: /usr/bin/python3 make_rope_fixtures.py OUT_DIR
+writes OUT_DIR/<case>/{config.json, model.safetensors, reference.json, logits.f32}
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+import torch
+
+T, VOCAB = 200, 256
+BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            head_dim=32, intermediate_size=128, vocab_size=VOCAB, rope_theta=10000.0,
+            rms_norm_eps=1e-6, hidden_act="silu", tie_word_embeddings=False,
+            bos_token_id=1, eos_token_id=2, torch_dtype="float32")
+
+CASES = {
+    "linear": dict(model_type="llama", max_position_embeddings=64,
+                   rope_scaling={"type": "linear", "factor": 4.0}),
+    "dynamic": dict(model_type="llama", max_position_embeddings=64,
+                    rope_scaling={"rope_type": "dynamic", "factor": 4.0}),
+    "llama3": dict(model_type="llama", max_position_embeddings=256,
+                   rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 64}),
+    "yarn": dict(model_type="qwen3", max_position_embeddings=64,
+                 rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                               "original_max_position_embeddings": 64}),
+    # DeepSeek-style fields: the attention factor from the mscale ratio, no truncation.
+    "yarn_mscale": dict(model_type="qwen3", max_position_embeddings=256,
+                        rope_scaling={"type": "yarn", "factor": 4.0,
+                                      "original_max_position_embeddings": 64, "beta_fast": 16,
+                                      "beta_slow": 2, "mscale": 1.0, "mscale_all_dim": 0.5,
+                                      "truncate": False}),
+    "partial": dict(model_type="llama", max_position_embeddings=256, rope_scaling=None,
+                    partial_rotary_factor=0.5),
+    "llama3_partial": dict(model_type="qwen3", max_position_embeddings=256,
+                           partial_rotary_factor=0.5,
+                           rope_scaling={"rope_type": "llama3", "factor": 4.0,
+                                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                         "original_max_position_embeddings": 64}),
+}
+
+
+def rotary_dim(c):
+    return int(c["head_dim"] * c.get("partial_rotary_factor", 1.0))
+
+
+def _compute_default_rope_parameters(c):
+    base, dim = c["rope_theta"], rotary_dim(c)
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    return inv_freq, 1.0
+
+
+def _compute_linear_scaling_rope_parameters(c):
+    inv_freq, attention_factor = _compute_default_rope_parameters(c)
+    return inv_freq / c["rope_scaling"]["factor"], attention_factor
+
+
+def _compute_dynamic_ntk_parameters(c):
+    base, dim = c["rope_theta"], rotary_dim(c)
+    max_pos, factor = c["max_position_embeddings"], c["rope_scaling"]["factor"]
+    seq_len = max_pos * factor  # vLLM's fixed length; HF would pass the current one
+    base = base * ((factor * seq_len / max_pos) - (factor - 1)) ** (dim / (dim - 2))
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    return inv_freq, 1.0
+
+
+def _compute_yarn_parameters(c):
+    rs = c["rope_scaling"]
+    base, dim, factor = c["rope_theta"], rotary_dim(c), rs["factor"]
+    attention_factor = rs.get("attention_factor")
+    mscale, mscale_all_dim = rs.get("mscale"), rs.get("mscale_all_dim")
+    original = rs.get("original_max_position_embeddings") or c["max_position_embeddings"]
+
+    def get_mscale(scale, m=1):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = float(get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim))
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast = rs.get("beta_fast") or 32
+    beta_slow = rs.get("beta_slow") or 1
+
+    def find_correction_dim(num_rotations):
+        return (dim * math.log(original / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = find_correction_dim(beta_fast), find_correction_dim(beta_slow)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+
+    pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+    extrapolation_factor = 1 - ramp
+    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (
+        1.0 / pos_freqs) * extrapolation_factor
+    return inv_freq, attention_factor
+
+
+def _compute_llama3_parameters(c):
+    inv_freq, attention_factor = _compute_default_rope_parameters(c)
+    rs = c["rope_scaling"]
+    factor, low_ff, high_ff = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    old_context_len = rs["original_max_position_embeddings"]
+    low_freq_wavelen, high_freq_wavelen = old_context_len / low_ff, old_context_len / high_ff
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth = (old_context_len / wavelen - low_ff) / (high_ff - low_ff)
+    smoothed = (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama
+    is_medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium, smoothed, inv_freq_llama), attention_factor
+
+
+ROPE_INIT_FUNCTIONS = {
+    "default": _compute_default_rope_parameters,
+    "linear": _compute_linear_scaling_rope_parameters,
+    "dynamic": _compute_dynamic_ntk_parameters,
+    "yarn": _compute_yarn_parameters,
+    "llama3": _compute_llama3_parameters,
+}
+
+
+def rope_parameters(c):
+    rs = c.get("rope_scaling")
+    kind = "default" if rs is None else rs.get("rope_type", rs.get("type"))
+    return ROPE_INIT_FUNCTIONS[kind](c)
+
+
+def rms(x, w, eps):  # LlamaRMSNorm / Qwen3RMSNorm in fp32
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary(x, cos, sin):  # x [T, H, D]; cos/sin [T, 1, rot]
+    rot = cos.shape[-1]
+    x_rot, x_pass = x[..., :rot], x[..., rot:]
+    return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
+
+
+def forward(w, c, tokens):
+    """Logits [T, V] in fp32, as HF runs an fp32 checkpoint."""
+    h_, kv, d, eps = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
+    t = len(tokens)
+    inv_freq, attention_scaling = rope_parameters(c)
+    # LlamaRotaryEmbedding.forward: fp32 angles, cos/sin times attention_scaling.
+    freqs = torch.arange(t, dtype=torch.float32)[:, None] * inv_freq[None, :].float()
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = (emb.cos() * attention_scaling)[:, None, :]
+    sin = (emb.sin() * attention_scaling)[:, None, :]
+    mask = torch.full((t, t), float("-inf")).triu(1)
+    x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
+    for i in range(c["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        n = rms(x, w[p + "input_layernorm.weight"], eps)
+        q = (n @ w[p + "self_attn.q_proj.weight"].T).view(t, h_, d)
+        k = (n @ w[p + "self_attn.k_proj.weight"].T).view(t, kv, d)
+        v = (n @ w[p + "self_attn.v_proj.weight"].T).view(t, kv, d)
+        if c["model_type"] == "qwen3":
+            q = rms(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        k = k.repeat_interleave(h_ // kv, dim=1)
+        v = v.repeat_interleave(h_ // kv, dim=1)
+        att = torch.einsum("thd,shd->hts", q, k) * d ** -0.5 + mask
+        o = torch.einsum("hts,shd->thd", att.softmax(-1), v).reshape(t, h_ * d)
+        x = x + o @ w[p + "self_attn.o_proj.weight"].T
+        n = rms(x, w[p + "post_attention_layernorm.weight"], eps)
+        g = torch.nn.functional.silu(n @ w[p + "mlp.gate_proj.weight"].T)
+        x = x + (g * (n @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+    return rms(x, w["model.norm.weight"], eps) @ w["lm_head.weight"].T
+
+
+def random_weights(c, gen):
+    """Weights that keep activations and logits O(1), with norms away from 1 (a skipped multiply
+    shows) and projections large enough that attention, hence RoPE, moves the logits."""
+    hid, inter, d = c["hidden_size"], c["intermediate_size"], c["head_dim"]
+    q, kv = c["num_attention_heads"] * d, c["num_key_value_heads"] * d
+
+    def randn(*shape, std=1.0):
+        return torch.randn(*shape, generator=gen) * std
+
+    def norm(n):
+        return 1.0 + randn(n, std=0.3)
+
+    w = {"model.embed_tokens.weight": randn(VOCAB, hid, std=1.0),
+         "lm_head.weight": randn(VOCAB, hid, std=0.2), "model.norm.weight": norm(hid)}
+    for i in range(c["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        w[p + "input_layernorm.weight"] = norm(hid)
+        w[p + "post_attention_layernorm.weight"] = norm(hid)
+        w[p + "self_attn.q_proj.weight"] = randn(q, hid, std=0.3)
+        w[p + "self_attn.k_proj.weight"] = randn(kv, hid, std=0.3)
+        w[p + "self_attn.v_proj.weight"] = randn(kv, hid, std=0.15)
+        w[p + "self_attn.o_proj.weight"] = randn(hid, q, std=0.1)
+        w[p + "mlp.gate_proj.weight"] = randn(inter, hid, std=0.15)
+        w[p + "mlp.up_proj.weight"] = randn(inter, hid, std=0.15)
+        w[p + "mlp.down_proj.weight"] = randn(hid, inter, std=0.1)
+        if c["model_type"] == "qwen3":
+            w[p + "self_attn.q_norm.weight"] = norm(d)
+            w[p + "self_attn.k_norm.weight"] = norm(d)
+    return w
+
+
+def write_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for k, v in tensors.items():
+        b = v.float().contiguous().numpy().tobytes()
+        header[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def main():
+    out = sys.argv[1]
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(17)
+    tokens = torch.randint(3, VOCAB, (T,), generator=gen).tolist()
+    for name, extra in CASES.items():
+        c = dict(BASE, **extra)
+        w = random_weights(c, gen)
+        with torch.no_grad():
+            logits = forward(w, c, tokens)
+            inv_freq, attention_scaling = rope_parameters(c)
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(c, f, indent=2)
+        write_safetensors(os.path.join(d, "model.safetensors"), w)
+        with open(os.path.join(d, "logits.f32"), "wb") as f:
+            f.write(logits.contiguous().numpy().astype("<f4").tobytes())
+        with open(os.path.join(d, "reference.json"), "w") as f:
+            json.dump({"tokens": tokens, "shape": list(logits.shape),
+                       "inv_freq": inv_freq.tolist(), "attention_factor": attention_scaling,
+                       "rotary_dim": rotary_dim(c)}, f)
+    print(f"wrote {len(CASES)} cases to {out}")
+
+
+if __name__ == "__main__":
+    main()
