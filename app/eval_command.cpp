@@ -10,7 +10,7 @@
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/flags.h"
-#include "chat/chat_template.h"
+#include "chat/chat_renderer.h"
 #include "engine/engine.h"
 #include "train/chat_data.h"
 #include "train/eval.h"
@@ -39,13 +39,14 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 // All replies at once through the engine: it batches them, which is what makes evaluating a
 // thousand questions take seconds rather than minutes.
-std::vector<std::string> engine_replies(Engine& engine, const std::vector<ChatExample>& examples,
+// Prompts are rendered with the model's own chat template, as the server renders them.
+std::vector<std::string> engine_replies(Engine& engine, const chat::ChatRenderer& renderer,
+                                        const std::vector<ChatExample>& examples,
                                         int32_t max_tokens) {
-  const ChatTemplate chatml(ChatTemplateKind::kChatML);
   std::vector<std::unique_ptr<RequestStream>> streams;
   for (const ChatExample& ex : examples) {
     Request r;
-    r.prompt_ids = engine.tokenizer().encode(chatml.render(ex.prompt_messages(), true));
+    r.prompt_ids = prompt_tokens(engine.tokenizer(), ex, renderer);
     r.params.max_tokens = max_tokens;
     r.params.temperature = 0.0f;
     SubmitResult s = engine.submit(std::move(r));
@@ -124,6 +125,9 @@ int eval_command(int argc, char** argv) {
   // The naive forward (train/) computes on fp32 weights; the engine takes --dtype.
   LoadedModel model =
       flags.on("naive") ? load_model(dir) : load_model(dir, load_options_from_flags(flags));
+  std::string notice;
+  const chat::ChatRenderer renderer = chat::ChatRenderer::load("", dir, &notice);
+  if (!notice.empty()) std::fprintf(stderr, "eval: %s\n", notice.c_str());
   std::unique_ptr<Engine> engine;
   if (!flags.on("naive")) {
     engine = std::make_unique<Engine>(model, tokenizer, engine_config_from_flags(flags));
@@ -138,7 +142,7 @@ int eval_command(int argc, char** argv) {
     EvalSummary s;
     if (engine) {
       const std::vector<std::string> texts =
-          engine_replies(*engine, examples, static_cast<int32_t>(max_tokens));
+          engine_replies(*engine, renderer, examples, static_cast<int32_t>(max_tokens));
       double total = 0;
       for (size_t i = 0; i < examples.size(); ++i) {
         s.items.push_back(score_reply(examples[i], texts[i]));

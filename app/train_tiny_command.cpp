@@ -14,7 +14,8 @@ constexpr const char* kUsage =
     "usage: pagedserve train-tiny --data FILE.jsonl --out DIR [flags]\n"
     "  trains a Qwen3-layout chat model on CPU and writes a model directory the server loads.\n"
     "  A checkpoint is kept in DIR.checkpoint.pt (or --checkpoint FILE); running the same\n"
-    "  command again resumes from it (--fresh starts over).\n"
+    "  command again resumes from it (--fresh starts over). --init-from MODEL_DIR fine-tunes\n"
+    "  that model (its tokenizer, shape and weights) instead of starting from random weights.\n"
     "training:  --steps 3000 --batch-size 16 --lr 2e-3 --min-lr-ratio 0.1 --warmup 100\n"
     "           --weight-decay 0.05 --grad-clip 1.0 --seed 0 --threads N\n"
     "output:    --dtype bf16|f16|f32 (bf16) --save-every 100 --log-every 10 --check 32\n"
@@ -39,7 +40,8 @@ int train_tiny_command(int argc, char** argv) {
                           "weight-decay", "grad-clip",    "seed",         "threads",
                           "dtype",        "save-every",   "log-every",    "check",
                           "vocab-size",   "max-seq-len",  "hidden-size",  "num-layers",
-                          "num-heads",    "num-kv-heads", "head-dim",     "intermediate-size"},
+                          "num-heads",    "num-kv-heads", "head-dim",     "intermediate-size",
+                          "init-from"},
           {"fresh", "help"});
   if (f.on("help")) {
     std::fputs(kUsage, stdout);
@@ -56,6 +58,7 @@ int train_tiny_command(int argc, char** argv) {
   o.out_dir = f.str("out", "");
   o.checkpoint_path = f.str("checkpoint", "");
   o.fresh = f.on("fresh");
+  o.init_from = f.str("init-from", "");
   TrainOptions& t = o.train;
   t.total_steps = positive(f, "steps", t.total_steps, 10'000'000);
   t.batch_size = positive(f, "batch-size", t.batch_size, 4096);

@@ -170,32 +170,40 @@ class Trainer {
 }  // namespace
 
 std::string train_byte_level_bpe(const std::string& corpus, const BpeTrainOptions& options) {
-  const int32_t specials = static_cast<int32_t>(options.special_tokens.size());
+  // Special tokens first, then the non-special added tokens: both are written as added_tokens
+  // and keep their literal text in the vocab.
+  std::vector<std::string> fixed = options.special_tokens;
+  fixed.insert(fixed.end(), options.added_tokens.begin(), options.added_tokens.end());
+  const int32_t specials = static_cast<int32_t>(fixed.size());
   if (options.vocab_size < specials + 256) {
     throw std::runtime_error("BpeTrainOptions.vocab_size " + std::to_string(options.vocab_size) +
-                             " is below special tokens + 256 byte tokens (" +
+                             " is below special/added tokens + 256 byte tokens (" +
                              std::to_string(specials + 256) + "); raise it");
   }
   nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (int32_t i = 0; i < specials; ++i) {
-    if (options.special_tokens[i].empty()) {
-      throw std::runtime_error("BpeTrainOptions.special_tokens[" + std::to_string(i) +
-                               "] is empty; give every special token some text");
+    const bool special = i < static_cast<int32_t>(options.special_tokens.size());
+    if (fixed[i].empty()) {
+      throw std::runtime_error(
+          std::string(special ? "BpeTrainOptions.special_tokens["
+                              : "BpeTrainOptions.added_tokens[") +
+          std::to_string(special ? i : i - static_cast<int32_t>(options.special_tokens.size())) +
+          "] is empty; give every added token some text");
     }
     added.push_back({{"id", i},
-                     {"content", options.special_tokens[i]},
+                     {"content", fixed[i]},
                      {"single_word", false},
                      {"lstrip", false},
                      {"rstrip", false},
                      {"normalized", false},
-                     {"special", true}});
+                     {"special", special}});
   }
 
   // Token strings by id: specials, then the 256 bytes in the order of their vocab spelling
   // (which is GPT-2's byte-to-unicode order), then one per new merged string.
   std::vector<std::string> raw_of;  // raw bytes per id
   StringMap<int32_t> id_of_raw;
-  for (const std::string& s : options.special_tokens) raw_of.push_back(s);
+  for (const std::string& s : fixed) raw_of.push_back(s);
   std::vector<int> byte_order(256);
   for (int b = 0; b < 256; ++b) byte_order[b] = b;
   const auto& chars = byte_level_chars();

@@ -10,10 +10,15 @@ namespace ps {
 struct BpeTrainOptions {
   int32_t vocab_size = 6400;  // special tokens + 256 bytes + merges
   std::vector<std::string> special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+  // Added tokens that are not special (like Qwen's <tool_call>): one id each right after the
+  // special tokens, matched before pre-tokenization, kept in decoded text even when special
+  // tokens are skipped.
+  std::vector<std::string> added_tokens;
   int32_t min_pair_frequency = 2;  // stop merging below this (vocab may end smaller)
 };
 
-// Special tokens take ids 0..k-1, the 256 byte tokens follow, then one id per merge.
+// Special tokens take ids 0..k-1, the non-special added tokens the next ids, the 256 byte
+// tokens follow, then one id per merge.
 // Returns the tokenizer.json text.
 std::string train_byte_level_bpe(const std::string& corpus, const BpeTrainOptions& options);
 

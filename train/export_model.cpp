@@ -4,8 +4,11 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "convert/convert_writer.h"
 #include "model/model_weights.h"
+#include "train/tiny_chat_template.h"
 
 namespace ps {
 namespace {
@@ -21,6 +24,29 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::rename(tmp, path);
 }
 
+// make-tiny-model's tokenizer_config.json knows only ChatML and the three special tokens; the
+// trained model's template handles tools and its tokenizer has <tool_call> and </tool_call>.
+void write_tokenizer_config(const std::filesystem::path& path, const std::string& tokenizer_json) {
+  using json = nlohmann::ordered_json;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot read");
+  json config = json::parse(in);
+  json added = json::object();
+  const json tokenizer = json::parse(tokenizer_json);
+  for (const json& t : tokenizer.at("added_tokens")) {
+    added[std::to_string(t.at("id").get<int64_t>())] = {
+        {"content", t.at("content")},
+        {"lstrip", t.value("lstrip", false)},
+        {"normalized", t.value("normalized", false)},
+        {"rstrip", t.value("rstrip", false)},
+        {"single_word", t.value("single_word", false)},
+        {"special", t.value("special", false)}};
+  }
+  config["added_tokens_decoder"] = added;
+  config["chat_template"] = tiny_chat_template_source();
+  write_text(path, config.dump(2) + "\n");
+}
+
 }  // namespace
 
 void export_model(const std::string& dir, const ModelWeights& weights,
@@ -32,6 +58,7 @@ void export_model(const std::string& dir, const ModelWeights& weights,
   o.dtype = dtype;
   write_tiny_model(dir, o);
   write_text(std::filesystem::path(dir) / "tokenizer.json", tokenizer_json);
+  write_tokenizer_config(std::filesystem::path(dir) / "tokenizer_config.json", tokenizer_json);
 
   write_weights_safetensors((std::filesystem::path(dir) / "model.safetensors").string(), weights,
                             dtype);

@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "model/loader.h"
 #include "model/model_weights.h"
@@ -12,11 +15,21 @@
 #include "train/eval.h"
 #include "train/export_model.h"
 #include "train/progress.h"
+#include "train/tiny_chat_template.h"
+#include "train/warm_start.h"
 
 namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 }  // namespace
 
@@ -47,13 +60,23 @@ TrainRunResult run_train_tiny(const TrainRunOptions& o, std::ostream& log) {
   }
 
   // The merges are a pure function of the data, so relearning them on resume gives the same
-  // tokenizer; the checkpoint's tag check catches data that changed in between.
-  BpeTrainOptions bpe;
-  bpe.vocab_size = o.tokenizer_vocab;
-  const std::string tokenizer_json = train_byte_level_bpe(tokenizer_corpus(examples), bpe);
+  // tokenizer; the checkpoint's tag check catches data that changed in between. A fine-tuned
+  // model keeps its tokenizer. Either way one token opens a call and one closes it, as in Qwen's.
+  std::string tokenizer_json;
+  std::optional<LoadedModel> init;
+  if (o.init_from.empty()) {
+    BpeTrainOptions bpe;
+    bpe.vocab_size = o.tokenizer_vocab;
+    bpe.added_tokens = {kToolCallOpen, kToolCallClose};
+    tokenizer_json = train_byte_level_bpe(tokenizer_corpus(examples), bpe);
+  } else {
+    init = load_model(o.init_from);
+    tokenizer_json = tokenizer_with_added_tokens(read_text(o.init_from + "/tokenizer.json"),
+                                                 {kToolCallOpen, kToolCallClose});
+  }
   const Tokenizer tokenizer = Tokenizer::from_json_text(tokenizer_json, "learned tokenizer");
 
-  ModelConfig config = o.config;
+  ModelConfig config = init ? init->config : o.config;
   config.vocab_size = tokenizer.vocab_size();
   config.eos_token_ids = {2, 0};  // <|im_end|> ends a reply; <|endoftext|> as a fallback
   config.bos_token_id = 1;
@@ -67,6 +90,11 @@ TrainRunResult run_train_tiny(const TrainRunOptions& o, std::ostream& log) {
     for (int32_t t : data.back().targets) reply_tokens += t != kIgnoreTarget ? 1 : 0;
   }
   Trainer trainer(config, std::move(data), o.train, tokenizer_json);
+  if (init) {
+    trainer.start_from(*init->weights);
+    init.reset();  // the trainer holds its own copy
+    log << "train-tiny: fine-tuning " << o.init_from << " (its tokenizer and weights)\n";
+  }
   int64_t params = 0;
   {
     ModelWeights w = trainer.weights();

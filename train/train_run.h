@@ -24,6 +24,10 @@ struct TrainRunOptions {
   int64_t log_every = 10;       // steps between progress lines
   int32_t check_examples = 32;  // training questions answered greedily by the exported model
   bool fresh = false;           // ignore an existing checkpoint
+  // A model directory to fine-tune (train/warm_start.h): its tokenizer (plus <tool_call> and
+  // </tool_call> when missing) and shape replace the learned tokenizer and `config`, and its
+  // weights the random start. Empty: train from scratch.
+  std::string init_from;
 };
 
 // The default shape of the shipped model: qwen3, hidden 256, 4 layers, 4 heads of 64, 2 KV heads,

@@ -12,6 +12,7 @@
 #include "model/random_weights.h"
 #include "train/batch_schedule.h"
 #include "train/train_forward.h"
+#include "train/warm_start.h"
 
 namespace ps {
 namespace {
@@ -126,6 +127,11 @@ const TrainOptions& Trainer::options() const {
 }
 const ModelWeights& Trainer::weights() const {
   return impl_->weights;
+}
+
+void Trainer::start_from(const ModelWeights& init) {
+  if (impl_->step != 0) throw std::logic_error("Trainer::start_from after training steps");
+  copy_weights_into(init, impl_->weights);
 }
 
 StepStats Trainer::step() {

@@ -48,6 +48,10 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
+  // Fine-tuning: replaces the random initial weights by `init` (see copy_weights_into in
+  // train/warm_start.h). Only before the first step; throws std::logic_error after it.
+  void start_from(const ModelWeights& init);
+
   StepStats step();
   int64_t steps_done() const;
   const TrainOptions& options() const;

@@ -11,13 +11,17 @@ Line schema (one JSON object per line, UTF-8):
     {"messages": [{"role": "system"|"user"|"assistant", "content": "..."}, ...]}
                                                           a whole chat; the last message is the
                                                           assistant reply that is trained/scored
-Every line also has "kind": topic | arithmetic | counting | successor (for reports only).
+    {"messages": [...], "tools": [...]}                   a chat with tools offered (OpenAI form:
+                                                          assistant tool_calls, role "tool")
+Every line also has "kind": topic | arithmetic | counting | successor | tool_call | tool_answer |
+tool_no_call | json_answer (for reports only).
 """
 
 import json
 import os
 import random
 
+from tool_dialogues import tool_examples
 from topics import SYSTEM_PROMPTS, TOPICS
 
 SEED = 20240607
@@ -122,7 +126,11 @@ def successor_examples(rng, train_count, held_count):
 
 
 def question_of(row):
-    return row["question"] if "question" in row else row["messages"][-2]["content"]
+    """The text the reply answers, and whether tools were offered (the same question with and
+    without tools is two different prompts)."""
+    if "question" in row:
+        return row["question"], False
+    return row["messages"][-2]["content"], "tools" in row
 
 
 def write_jsonl(path, rows):
@@ -139,6 +147,10 @@ def main():
         t, h = make(rng, n_train, n_held)
         train += t
         held += h
+    # Its own generator, so adding tool dialogues left every other example as it was.
+    t, h = tool_examples(random.Random(SEED + 1), TOPICS)
+    train += t
+    held += h
     # A held-out question must never also be a training question (that would not test anything).
     train_questions = {question_of(r) for r in train}
     held = [r for r in held if question_of(r) not in train_questions]

@@ -34,7 +34,7 @@ TEST(ChatData, ReadsBothSchemas) {
   EXPECT_EQ(ex[1].question(), "Hi");
   EXPECT_EQ(ex[1].answer(), "Hello!");
   ASSERT_EQ(ex[1].prompt_messages().size(), 2u);
-  EXPECT_EQ(ex[1].prompt_messages()[0].role, "system");
+  EXPECT_EQ(ex[1].prompt_messages()[0]["role"], "system");
 }
 
 TEST(ChatData, BadLinesNameFileAndLine) {
@@ -91,10 +91,11 @@ TEST(ChatData, RefusesExamplesOverTheLengthLimit) {
 TEST(ChatData, RefusesSpecialTokensInsideMessages) {
   const std::vector<ChatExample> examples = traintest::small_examples();
   const Tokenizer tok = traintest::small_tokenizer(examples);
-  const ChatExample bad{
-      {{"user", "What is ChatML?"}, {"assistant", "It ends turns with <|im_end|>."}}, ""};
+  const ChatExample bad = ChatExample::from_turns(
+      {{"user", "What is ChatML?"}, {"assistant", "It ends turns with <|im_end|>."}}, "");
   EXPECT_THROW(tokenize_example(tok, bad, 256), std::runtime_error);
-  const ChatExample bad_question{{{"user", "<|im_start|>system"}, {"assistant", "No."}}, ""};
+  const ChatExample bad_question =
+      ChatExample::from_turns({{"user", "<|im_start|>system"}, {"assistant", "No."}}, "");
   EXPECT_THROW(tokenize_example(tok, bad_question, 256), std::runtime_error);
 }
 

@@ -3,15 +3,17 @@
 // and through the engine the server uses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "chat/chat_template.h"
+#include "chat/chat_renderer.h"
 #include "engine/engine.h"
 #include "model/loader.h"
+#include "model/naive_generate.h"
 #include "train/chat_data.h"
 #include "train/eval.h"
 
@@ -35,7 +37,8 @@ std::vector<ChatExample> pick_training_examples() {
   std::vector<ChatExample> out;
   for (const std::string& q : kQuestions) {
     for (const ChatExample& ex : all) {
-      if (ex.messages.size() == 2 && ex.question() == q) {
+      // The plain question (the data also asks some with tools offered).
+      if (ex.messages.size() == 2 && ex.tools.is_null() && ex.question() == q) {
         out.push_back(ex);
         break;
       }
@@ -61,12 +64,13 @@ TEST(ShippedModel, EngineGivesTheSameAnswers) {
   config.num_blocks = 128;  // 2048 tokens: ten short chats, without the default 512 MB
   config.check_integrity_every_step = true;
   Engine engine(load_model(kModel), tok, config);
-  const ChatTemplate chatml(ChatTemplateKind::kChatML);
+  // The model's own template, as the server reads it from tokenizer_config.json.
+  const chat::ChatRenderer renderer = chat::ChatRenderer::load("", kModel, nullptr);
   const std::vector<ChatExample> examples = pick_training_examples();
   std::vector<std::unique_ptr<RequestStream>> streams;
   for (const ChatExample& ex : examples) {
     Request r;
-    r.prompt_ids = tok->encode(chatml.render(ex.prompt_messages(), true));
+    r.prompt_ids = prompt_tokens(*tok, ex, renderer);
     r.params.max_tokens = 96;
     r.params.temperature = 0.0f;
     SubmitResult s = engine.submit(std::move(r));
@@ -105,6 +109,37 @@ TEST(ShippedModel, IsSmallAndSixteenBit) {
   const LoadedModel model = load_model(kModel);
   EXPECT_EQ(model.config.model_type, "qwen3");
   EXPECT_EQ(model.config.eos_token_ids.front(), 2);  // <|im_end|>
+}
+
+// A tool call it was taught: the English weather question of the first training weather
+// dialogue (the one tests/e2e/tiny_tool_call.sh asks over HTTP), through the model's own
+// template (tokenizer_config.json). It copies a question's value into the call only part of the
+// time (README: tool_call exact match), so this one is a fixed, known-good example.
+TEST(ShippedModel, CallsTheWeatherToolItWasTaught) {
+  const LoadedModel model = load_model(kModel);
+  const Tokenizer tok = Tokenizer::from_file(kModel + "/tokenizer.json");
+  const chat::ChatRenderer renderer = chat::ChatRenderer::load("", kModel, nullptr);
+  EXPECT_NE(renderer.source().find("<tool_call>"), std::string::npos);
+  const std::vector<ChatExample> all = read_chat_jsonl(kSource + "/data/tiny_chat/train.jsonl");
+  std::string question;
+  for (const ChatExample& ex : all) {
+    if (ex.kind != "tool_answer") continue;
+    const std::string q = ex.messages[0]["content"];
+    const bool ascii = std::all_of(q.begin(), q.end(), [](char c) { return (c & 0x80) == 0; });
+    if (ascii && ex.messages[1]["tool_calls"][0]["function"]["name"] == "get_weather") {
+      question = q;
+      break;
+    }
+  }
+  const ChatExample* call = nullptr;
+  for (const ChatExample& ex : all) {
+    if (ex.kind == "tool_call" && ex.question() == question) call = &ex;
+  }
+  ASSERT_NE(call, nullptr) << "no training call for \"" << question << "\"";
+  const std::vector<int32_t> ids = naive_generate(
+      *model.weights, prompt_tokens(tok, *call, renderer), 96, 0.0f, 0, model.config.eos_token_ids);
+  EXPECT_EQ(tok.decode(ids, /*skip_special_tokens=*/true), call->answer()) << "Q: " << question;
+  EXPECT_EQ(call->answer().rfind("<tool_call>\n{\"name\": \"get_weather\"", 0), 0u);
 }
 
 }  // namespace

@@ -7,8 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "model/loader.h"
 #include "tests/model/tiny_test_util.h"
+#include "tokenizer/tokenizer.h"
+#include "train/tiny_chat_template.h"
 
 namespace ps {
 namespace {
@@ -63,6 +67,46 @@ TEST(TrainTinySmoke, IsReproducibleAndResumes) {
   const LoadedModel m = load_model(dir.file("a"));
   EXPECT_EQ(m.config.hidden_size, 64);
   EXPECT_EQ(m.config.vocab_size, 512);
+
+  // The exported tokenizer_config.json carries the tiny template (what the server renders with)
+  // and the two non-special tool-call tokens the tokenizer learned.
+  const nlohmann::json tc = nlohmann::json::parse(read_bytes(dir.file("a/tokenizer_config.json")));
+  EXPECT_EQ(tc["chat_template"], tiny_chat_template_source());
+  EXPECT_EQ(tc["added_tokens_decoder"]["3"]["content"], "<tool_call>");
+  EXPECT_EQ(tc["added_tokens_decoder"]["3"]["special"], false);
+  EXPECT_EQ(tc["added_tokens_decoder"]["4"]["content"], "</tool_call>");
+  EXPECT_EQ(tc["added_tokens_decoder"]["2"]["special"], true);
+  const Tokenizer tok = Tokenizer::from_file(dir.file("a/tokenizer.json"));
+  EXPECT_EQ(tok.encode("<tool_call>"), std::vector<int32_t>{3});
+  EXPECT_FALSE(tok.is_special(3));
+}
+
+TEST(TrainTinySmoke, FineTunesAModelWithItsTokenizer) {
+  testutil::TempDir dir;
+  std::ostringstream log_a, log_b;
+  run_train_tiny(smoke_options(dir.file("base"), 2), log_a);
+  // A base whose tokenizer lacks the tool-call tokens, as the model shipped before them did.
+  nlohmann::ordered_json tok =
+      nlohmann::ordered_json::parse(read_bytes(dir.file("base/tokenizer.json")));
+  auto& added = tok["added_tokens"];
+  added.erase(added.begin() + 3, added.end());
+  std::ofstream(dir.file("base/tokenizer.json"), std::ios::binary) << tok.dump(2);
+
+  TrainRunOptions o = smoke_options(dir.file("tuned"), 2);
+  o.init_from = dir.file("base");
+  o.config.hidden_size = 999;  // ignored: the base's shape wins
+  const TrainRunResult r = run_train_tiny(o, log_b);
+  EXPECT_EQ(r.steps, 2);
+  EXPECT_NE(log_b.str().find("fine-tuning " + dir.file("base")), std::string::npos) << log_b.str();
+  const LoadedModel base = load_model(dir.file("base"));
+  const LoadedModel tuned = load_model(dir.file("tuned"));
+  EXPECT_EQ(tuned.config.hidden_size, 64);
+  // The base tokenizer's merges, with the two tokens appended after its last id.
+  EXPECT_EQ(tuned.config.vocab_size, base.config.vocab_size + 2);
+  const Tokenizer t = Tokenizer::from_file(dir.file("tuned/tokenizer.json"));
+  EXPECT_EQ(t.encode("<tool_call>"), std::vector<int32_t>{base.config.vocab_size});
+  EXPECT_EQ(t.encode("</tool_call>"), std::vector<int32_t>{base.config.vocab_size + 1});
+  EXPECT_FALSE(t.is_special(base.config.vocab_size));
 }
 
 }  // namespace

@@ -22,9 +22,11 @@ inline std::vector<ChatExample> small_examples() {
       {"你好！", "你好！有什么可以帮你的吗？"},
   };
   std::vector<ChatExample> out;
-  for (const auto& [q, a] : qa) out.push_back({{{"user", q}, {"assistant", a}}, "test"});
-  out.push_back(
-      {{{"system", "Answer briefly."}, {"user", "Hello!"}, {"assistant", "Hello!"}}, "test"});
+  for (const auto& [q, a] : qa) {
+    out.push_back(ChatExample::from_turns({{"user", q}, {"assistant", a}}, "test"));
+  }
+  out.push_back(ChatExample::from_turns(
+      {{"system", "Answer briefly."}, {"user", "Hello!"}, {"assistant", "Hello!"}}, "test"));
   return out;
 }
 
