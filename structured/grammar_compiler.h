@@ -19,7 +19,7 @@ struct CompileLimits {
   double max_compile_seconds = 10.0;  // wall time of one compile (mask precomputation)
   size_t max_mask_bytes = size_t{512} << 20;  // memory of one grammar's precomputed masks
   size_t max_cached_grammars = 64;            // compiled grammars kept by content
-  uint32_t max_stacks = 256;  // parses a matcher follows at once (see FlatGrammar::max_stacks)
+  uint32_t max_stacks = 256;       // parses a matcher follows at once (see FlatGrammar::max_stacks)
   size_t max_trigger_bytes = 256;  // a lazy trigger is scanned against every token per state
 };
 
