@@ -29,8 +29,8 @@ struct ModeResult {
   std::string kernels;  // Engine::kernel_summary: the ISA and linear kernels this mode ran on
   // Speculative decoding (engine spec_decode counters; zero with speculation off).
   uint64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
-  double forward_seconds = 0;  // the engine thread's time in model forwards
-  int64_t weight_bytes = 0;    // held by the engine's runner
+  double forward_seconds = 0;          // the engine thread's time in model forwards
+  int64_t weight_bytes = 0;            // held by the engine's runner
   int64_t weight_bytes_per_token = 0;  // read by one decode step
   double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
   double output_tok_s() const { return output_tokens / seconds; }
