@@ -72,5 +72,8 @@ std::optional<std::set<std::string>> declared_types(const SchemaJson& s, const s
 bool is_annotation(const std::string& key);
 // "/properties/a" -> "properties-a": a readable rule name for a schema node.
 std::string rule_hint(const std::string& ptr);
+// The value of a count keyword of `s` (minLength, maxItems, ...; present): a non-negative
+// integer up to 100000, else a schema error naming it.
+long non_negative_count(const SchemaJson& s, const char* key, const std::string& ptr);
 
 }  // namespace ps
