@@ -387,6 +387,13 @@ void HttpServer::begin_shutdown() {
   impl_->server.set_draining(true);
 }
 
+void HttpServer::wait_for_responses(std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (impl_->server.counts().active > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 int HttpServer::max_connections() const {
   return impl_->server.max_connections();
 }

@@ -2,6 +2,7 @@
 // The OpenAI-compatible HTTP server: routes, auth, body limit, health and metrics. It listens
 // before the model is loaded (so /health can say 503 while loading) and serves once
 // set_context() hands it the engine.
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -48,6 +49,11 @@ class HttpServer {
   void run();
   // New requests get 503 (and /health 503) while in-flight ones finish.
   void begin_shutdown();
+  // Waits (at most `bound`) until no worker is serving a request. After the engine has ended
+  // every stream, their handlers still have to write the last event and the terminal chunk:
+  // stop() ends chunked writers where they stand, so a stream cut there reaches the client as
+  // a connection closed inside its body, with no error event.
+  void wait_for_responses(std::chrono::milliseconds bound);
   // Closes the listening socket; run() returns once in-flight connections are done.
   void stop();
   // The connection cap in force (max_connections, lowered to fit the open-file limit at bind()).

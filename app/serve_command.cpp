@@ -203,6 +203,7 @@ int serve_command(int argc, char** argv) {
     // Running requests get `drain` to finish; the rest end with an abort event, which their
     // handlers turn into a clean error before the server closes.
     if (e) e->shutdown(std::chrono::duration_cast<std::chrono::milliseconds>(drain));
+    server.wait_for_responses(std::chrono::seconds(5));
     server.stop();
   });
 

@@ -75,6 +75,7 @@ print("\n".join(out))
 PY
 mapfile -t args <"$WORK/args.txt"
 log="$WORK/server-k8s.log"
+: >"$log"  # exists before the first read: the child opens it only once forked
 "$BIN" serve "${args[@]}" >"$log" 2>&1 &
 SERVER_PID=$!
 SERVER_PIDS+=("$SERVER_PID")

@@ -87,6 +87,7 @@ if python3 "$cases" keep-alive "$URL" 3 closed; then pass "--keep-alive-timeout 
 stop_server "$SERVER_PID" TERM 30
 
 # A low open-file limit: the server says how many connections it can hold, and still serves.
+: >"$WORK/server-lowfd.log"  # exists before the first read (set -e, pipefail)
 (ulimit -n 256 && exec "$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0) >"$WORK/server-lowfd.log" 2>&1 &
 pid=$!
 SERVER_PIDS+=("$pid")

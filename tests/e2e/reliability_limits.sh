@@ -22,6 +22,7 @@ check "the message names --allowed-origins" "$(grep -c -- '--allowed-origins' "$
 start_keyed() {
   local name=$1 log="$WORK/server-$1.log" i
   shift
+  : >"$log"  # exists before the first read (set -e, pipefail)
   "$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   SERVER_PIDS+=("$SERVER_PID")

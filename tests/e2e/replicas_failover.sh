@@ -8,9 +8,10 @@ source "$(dirname "$0")/lib/cluster.bash"
 need_nginx
 clients="$ROOT/tests/e2e/lib/http_clients.py"
 
-# One replica, one stream in flight, SIGTERM with time enough to finish it.
+# One replica, one stream in flight, SIGTERM with time enough to finish it. The stream is long
+# (1500 tokens, seconds on the tiny model) so it is still running when the checks below ask.
 start_server drain --shutdown-timeout 60
-long='{"prompt":"Count:","max_tokens":120,"temperature":0,"ignore_eos":true,"stream":true}'
+long='{"prompt":"Count:","max_tokens":1500,"temperature":0,"ignore_eos":true,"stream":true}'
 curl -s -N --max-time 120 -H 'Content-Type: application/json' -d "$long" "$URL/v1/completions" \
   >"$WORK/inflight.out" 2>&1 &
 curl_pid=$!

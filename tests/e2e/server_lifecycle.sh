@@ -18,6 +18,7 @@ check "missing --model dir exits 2" "$rc" = 2
 
 # Health: while loading it may only say 503; once "ready" is printed it says 200.
 log="$WORK/server-health.log"
+: >"$log"  # exists before the first read (set -e, pipefail)
 "$BIN" serve --model "$MODEL" --port 0 >"$log" 2>&1 &
 pid=$!
 SERVER_PIDS+=("$pid")

@@ -43,6 +43,7 @@ start_cluster() {
   base=$(free_port_run "$n")
   CLUSTER_DIR="$WORK/cluster-$name"
   mkdir -p "$CLUSTER_DIR"
+  : >"$WORK/server-cluster-$name.log"  # exists before the first read (set -e, pipefail)
   CLUSTER_PORT=$base CLUSTER_BALANCE=$balance CLUSTER_DIR=$CLUSTER_DIR PAGEDSERVE=$BIN \
     bash "$ROOT/scripts/serve-cluster.sh" "$n" --model "$MODEL" "$@" \
     >"$WORK/server-cluster-$name.log" 2>&1 &

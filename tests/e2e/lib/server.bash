@@ -89,6 +89,9 @@ start_server() {
   local name=$1
   shift
   local log="$WORK/server-$name.log"
+  # The log exists before the first read: the child opens it only once forked, and a sed on a
+  # missing file would end the script here (set -e, pipefail).
+  : >"$log"
   "$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   SERVER_PIDS+=("$SERVER_PID")
