@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "model/kv_cache_pages.h"
 #include "model/lora_bank.h"
 #include "model/lowbit_weights.h"
 #include "model/model_weights.h"
@@ -144,6 +145,10 @@ struct ModelRunner::Impl {
   KvCacheSpec spec;
   at::Tensor embed, final_norm;
   Projection lm_head;
+  // A tied embedding is read from lm_head's panels (the same values): its mapped checkpoint
+  // pages are then never touched. Each lookup had faulted in a whole page-cache folio (up to
+  // 2 MB on ext4 with large folios): 244 MB of the 311 MB table for a 256-token prompt.
+  bool embed_from_lm_head = false;
   std::vector<PackedLayer> layers;
   std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
   KvCacheDtype kv_dtype = KvCacheDtype::f32;
@@ -193,7 +198,9 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   if (T == 0) return;
 
   float* xs = x.get(T * H);
-  gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
+  if (!embed_from_lm_head || !lm_head.gather_rows(plan.token_ids.data(), T, xs)) {
+    gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
+  }
   rope_tables(plan);
   lora.begin_step(plan);
   const bool adapters = lora.step_has_adapters();
@@ -318,7 +325,14 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   }
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
   m.lm_head = projection(lm_head.contiguous(), tuner, options);
-  release_mapped_pages(*m.weights, lm_head);  // a tied embedding's rows fault back in on lookup
+  release_mapped_pages(*m.weights, lm_head);
+  const PanelFormat embed_format = m.embed.scalar_type() == at::kBFloat16 ? PanelFormat::bf16
+                                   : m.embed.scalar_type() == at::kHalf   ? PanelFormat::f16
+                                                                          : PanelFormat::f32;
+  const bool tied =
+      !m.weights->lm_head.defined() || m.weights->lm_head.is_same(m.weights->embed_tokens);
+  m.embed_from_lm_head =
+      tied && m.lm_head.can_gather_rows() && m.lm_head.packed_format() == embed_format;
   for (const LayerWeights& l : m.weights->layers) {
     m.layers.push_back(pack_layer(l, c, tuner, options));
     release_layer_pages(*m.weights, l);
@@ -332,11 +346,11 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   m.rope = rope_frequencies(c);
   m.inv_freq = at::from_blob(m.rope.inv_freq.data(), {int64_t(m.rope.inv_freq.size())});
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    // Zeroed, so the pages are committed here rather than on the first steps that touch them.
-    m.k_cache.push_back(
-        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
-    m.v_cache.push_back(
-        at::zeros({spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
+    // Zeros that take memory only once written (kv_cache_pages.h says why).
+    m.k_cache.push_back(lazily_committed_zeros(
+        {spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
+    m.v_cache.push_back(lazily_committed_zeros(
+        {spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
   }
 }
 
@@ -372,7 +386,8 @@ int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size
 int64_t ModelRunner::weight_bytes() const {
   const Impl& m = *impl_;
   auto bytes = [](const at::Tensor& t) { return t.defined() ? int64_t(t.nbytes()) : 0; };
-  int64_t total = m.weight_bytes_per_token() + bytes(m.embed) + bytes(m.final_norm);
+  int64_t total = m.weight_bytes_per_token() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) +
+                  bytes(m.final_norm);
   for (const PackedLayer& l : m.layers) {
     total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
              bytes(l.post_norm);

@@ -17,6 +17,8 @@ namespace ps {
 namespace {
 
 constexpr int kCols = 32;  // kPanelCols: four ymm vectors
+// Software prefetch 2 KB ahead of the panel stream, as in the AVX-512 kernel (which says why).
+constexpr int kPrefetchBytes = 2048;
 
 // y[0, n) = r (+ bias) (+ y), n <= 8, in the same order as the full-width path.
 __attribute__((always_inline)) inline void finish(__m256 r, float* y, const float* bias,
@@ -109,6 +111,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
       for (int v = 0; v < NV; ++v) sv[v] = _mm256_loadu_ps(s + 8 * v);
       const int64_t g1 = g0 + group < k ? g0 + group : k;
       for (int64_t p = g0; p < g1; ++p, w += kCols) {
+        _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
         __m256 wv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) wv[v] = _mm256_mul_ps(Wide<F>::load(w + 8 * v), sv[v]);
@@ -117,6 +120,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
     }
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
+      _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
       __m256 wv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) wv[v] = Wide<F>::load(w + 8 * v);

@@ -18,6 +18,11 @@ namespace ps {
 namespace {
 
 constexpr int kCols = 32;  // kPanelCols: two zmm vectors
+// The panel is read once, front to back, at M = 1: the hardware prefetcher alone kept one core
+// at 69% (bf16) and 56% (int8) of its read bandwidth there, software prefetch 2 KB ahead (one
+// per k-step; a duplicate for int8's half-line steps costs nothing) at 85-90%
+// (bench_model_lowbit_linear 1, one thread).
+constexpr int kPrefetchBytes = 2048;
 
 // y[0, n) = r (+ bias) (+ y), n <= 16; the masked loads never touch memory past n.
 __attribute__((always_inline)) inline void finish(__m512 r, float* y, const float* bias,
@@ -97,12 +102,14 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) 
       const __m512 s1 = _mm512_loadu_ps(s + 16);
       const int64_t g1 = g0 + group < k ? g0 + group : k;
       for (int64_t p = g0; p < g1; ++p, w += kCols) {
+        _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
         step<R>(a0, a1, x, ldx, p, _mm512_mul_ps(Wide<F>::load(w), s0),
                 _mm512_mul_ps(Wide<F>::load(w + 16), s1));
       }
     }
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
+      _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
       step<R>(a0, a1, x, ldx, p, Wide<F>::load(w), Wide<F>::load(w + 16));
     }
   }

@@ -48,6 +48,11 @@ class PackedWeight {
   const float* panel_scales(int64_t i) const {
     return scales_ ? scales_.get() + i * groups() * kPanelCols : nullptr;
   }
+  // Weight row r (output column r) widened to fp32 into out[0, k), read across its panel
+  // (stride kPanelCols). Exact for f32/bf16/f16 panels, so a tied embedding can be looked up
+  // here instead of holding a second copy of the table; false (nothing written) for i8, whose
+  // values are quantized.
+  bool row(int64_t r, float* out) const;
   int64_t group() const { return group_; }
   int64_t groups() const { return (k_ + group_ - 1) / group_; }
   bool empty() const { return n_ == 0; }

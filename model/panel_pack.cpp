@@ -51,6 +51,23 @@ float source_value(const void* w, PanelFormat src, int64_t i) {
 
 }  // namespace
 
+bool PackedWeight::row(int64_t r, float* out) const {
+  if (r < 0 || r >= n_ || format_ == PanelFormat::i8) return false;
+  const int64_t j = r % kPanelCols;
+  const uint8_t* panel = static_cast<const uint8_t*>(panel_data(r / kPanelCols));
+  if (format_ == PanelFormat::f32) {
+    const float* w = reinterpret_cast<const float*>(panel) + j;
+    for (int64_t p = 0; p < k_; ++p) out[p] = w[p * kPanelCols];
+  } else {
+    const uint16_t* w = reinterpret_cast<const uint16_t*>(panel) + j;
+    const bool bf16 = format_ == PanelFormat::bf16;
+    for (int64_t p = 0; p < k_; ++p) {
+      out[p] = bf16 ? bf16_to_float(w[p * kPanelCols]) : f16_to_float(w[p * kPanelCols]);
+    }
+  }
+  return true;
+}
+
 const char* panel_format_name(PanelFormat f) {
   switch (f) {
     case PanelFormat::f32:

@@ -1,6 +1,7 @@
 #include "model/projection.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace ps {
 
@@ -68,6 +69,17 @@ void Projection::run(const float* x, int64_t m, const float* bias, float* y,
   a.m = m;
   a.accumulate = accumulate;
   packed_linear(a);
+}
+
+bool Projection::gather_rows(const int32_t* ids, int64_t count, float* out) const {
+  if (!can_gather_rows()) return false;
+  for (int64_t t = 0; t < count; ++t) {
+    if (!packed_.row(ids[t], out + t * k_)) {
+      throw std::out_of_range("Projection::gather_rows: row " + std::to_string(ids[t]) + " of " +
+                              std::to_string(n_));
+    }
+  }
+  return true;
 }
 
 int64_t Projection::bytes() const {

@@ -152,6 +152,44 @@ TEST(LowbitRunner, Bf16CheckpointKeptBf16MatchesTheFp32LoadBitForBit) {
   EXPECT_LE(max_abs_diff(a, last), 1e-4);
 }
 
+// A tied bf16 embedding is looked up in lm_head's panels: the table is not counted (nor held)
+// twice, and the logits still track the oracle, which reads the checkpoint's table. An untied
+// model keeps its table; int8 panels are quantized, so an int8 run reads the table too.
+TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
+  ModelConfig c = lowbit_config();
+  c.tie_word_embeddings = true;
+  auto w = scaled_weights(c, 8);
+  testutil::TempDir dir;
+  testutil::write_checkpoint(dir.path(), *w, at::kBFloat16);
+  LoadOptions o;
+  o.dtype = ModelDtype::auto_dtype;
+  const LoadedModel m = load_model(dir.path(), o);
+  ModelRunner r(m.weights, KvCacheSpec{64, 4}, packed_options());
+  const int64_t norms = int64_t(sizeof(float)) * c.hidden_size * (1 + 2 * c.num_hidden_layers) +
+                        int64_t(sizeof(float)) * c.head_dim * 2 * c.num_hidden_layers;
+  EXPECT_EQ(r.weight_bytes(), r.weight_bytes_per_token() + norms);
+  const std::vector<int32_t> prompt = random_tokens(23, c.vocab_size, 9);
+  const std::vector<float> got = run_sequence(r, prompt, 3, 4, 0);
+  const std::vector<float> oracle = naive_logits(*m.weights, prompt);
+  EXPECT_LE(max_abs_diff(got, oracle.data() + oracle.size() - c.vocab_size), 1e-4);
+
+  RunnerOptions q = packed_options();
+  q.quantization = WeightQuantization::int8;
+  ModelRunner r8(m.weights, KvCacheSpec{64, 4}, q);
+  EXPECT_EQ(r8.weight_bytes(),
+            r8.weight_bytes_per_token() + norms + 2 * c.vocab_size * c.hidden_size);
+
+  ModelConfig u = lowbit_config();
+  u.tie_word_embeddings = false;
+  auto wu = scaled_weights(u, 8);
+  testutil::TempDir du;
+  testutil::write_checkpoint(du.path(), *wu, at::kBFloat16);
+  const LoadedModel mu = load_model(du.path(), o);
+  ModelRunner ru(mu.weights, KvCacheSpec{64, 4}, packed_options());
+  EXPECT_EQ(ru.weight_bytes(),
+            ru.weight_bytes_per_token() + norms + 2 * u.vocab_size * u.hidden_size);
+}
+
 TEST(LowbitRunner, Fp32CheckpointLoadedAsBf16IsRoundedOnce) {
   const ModelConfig c = lowbit_config();
   auto w = scaled_weights(c, 4);
