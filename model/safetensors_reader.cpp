@@ -253,13 +253,7 @@ bool SafetensorsFile::release_pages(const void* p, size_t n) const {
   const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
   const uintptr_t lo = (reinterpret_cast<uintptr_t>(b) + page - 1) / page * page;
   const uintptr_t hi = (reinterpret_cast<uintptr_t>(b) + n) / page * page;
-  if (hi > lo) {
-    ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-    // What is read again of a released tensor is a tied embedding's rows, one token at a time:
-    // with readahead each lookup faulted in ~128 KB around its 2 KB row, and a 16-sequence run
-    // on the Qwen3-0.6B shape grew 300 MB of file pages that way.
-    ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_RANDOM);
-  }
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
   return true;
 }
 

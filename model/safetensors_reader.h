@@ -75,8 +75,8 @@ class SafetensorsFile {
   const SafetensorsHeader& header() const { return header_; }
   std::span<const uint8_t> bytes(const SafetensorsTensor& tensor) const;
   // madvise(MADV_DONTNEED) on the whole pages of [p, p + n) when that range lies in this
-  // mapping (the pages are re-read from the file if touched again, one page at a time: no
-  // readahead); false, doing nothing, when it does not.
+  // mapping (the pages are re-read from the file if touched again); false, doing nothing, when
+  // it does not.
   bool release_pages(const void* p, size_t n) const;
 
  private:
