@@ -10,32 +10,10 @@
 # MODEL_DIR defaults to a random model of the ANCHORS.md shape made in a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${PAGEDSERVE:-build/app/pagedserve}
-WORK=$(mktemp -d)
-SERVER=""
-cleanup() {
-  [[ -n "$SERVER" ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-MODEL=${1:-}
-if [[ -z "$MODEL" ]]; then
-  MODEL="$WORK/model"
-  "$BIN" make-tiny-model "$MODEL" >/dev/null
-fi
+source bench/lib/bench_server.bash
+bench_model "${1:-}"
 read -r -a ENGINE_FLAGS <<<"${BENCH_ENGINE_FLAGS:-}"
-: >"$WORK/server.log"
-"$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 --max-num-seqs 256 \
-  ${ENGINE_FLAGS[@]+"${ENGINE_FLAGS[@]}"} >"$WORK/server.log" 2>&1 &
-SERVER=$!
-URL=""
-for _ in $(seq 1 600); do
-  URL=$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\)$/\1/p' "$WORK/server.log" | head -n 1)
-  [[ -n "$URL" ]] && break
-  sleep 0.1
-done
-[[ -n "$URL" ]] || { cat "$WORK/server.log"; exit 1; }
-until curl -sf "$URL/health" >/dev/null; do sleep 0.1; done
+start_bench_server --max-num-seqs 256 ${ENGINE_FLAGS[@]+"${ENGINE_FLAGS[@]}"}
 grep -m1 '^kernels:' "$WORK/server.log" || true
 # Unmeasured warm-up at full concurrency (first connections, page faults).
 "$BIN" bench serve --url "$URL" --num-prompts 256 --input-len 64 --output-len 16 \

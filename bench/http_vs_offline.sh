@@ -16,21 +16,9 @@
 # measured over HTTP too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${PAGEDSERVE:-build/app/pagedserve}
 ROUNDS=${2:-1}
-WORK=$(mktemp -d)
-SERVER=""
-cleanup() {
-  [[ -n "$SERVER" ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-MODEL=${1:-}
-if [[ -z "$MODEL" ]]; then
-  MODEL="$WORK/model"
-  "$BIN" make-tiny-model "$MODEL" >/dev/null
-fi
+source bench/lib/bench_server.bash
+bench_model "${1:-}"
 PROMPTS=${BENCH_PROMPTS:-64}
 WORKLOAD=(--num-prompts "$PROMPTS" --input-len 64 --output-len "${BENCH_OUTPUT_LEN:-128}" --seed 0)
 read -r -a ENGINE_FLAGS <<<"${BENCH_ENGINE_FLAGS:-}"
@@ -41,17 +29,7 @@ offline() {  # offline OUT.json
     --json "$1" >/dev/null
 }
 
-"$BIN" serve --model "$MODEL" --host 127.0.0.1 --port 0 --max-num-seqs "$PROMPTS" \
-  ${ENGINE_FLAGS[@]+"${ENGINE_FLAGS[@]}"} >"$WORK/server.log" 2>&1 &
-SERVER=$!
-URL=""
-for _ in $(seq 1 600); do
-  URL=$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\)$/\1/p' "$WORK/server.log" | head -n 1)
-  [[ -n "$URL" ]] && break
-  sleep 0.1
-done
-[[ -n "$URL" ]] || { cat "$WORK/server.log"; exit 1; }
-until curl -sf "$URL/health" >/dev/null; do sleep 0.1; done
+start_bench_server --max-num-seqs "$PROMPTS" ${ENGINE_FLAGS[@]+"${ENGINE_FLAGS[@]}"}
 # One unmeasured round at full concurrency (short outputs): the server's first steps and its
 # first connections pay one-time costs (page faults, thread stacks) that are not the HTTP
 # layer's steady cost. Offline pays its own warm-up inside each run (a fresh engine per run),

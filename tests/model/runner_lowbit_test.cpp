@@ -114,6 +114,16 @@ RunnerOptions packed_options() {
   return o;
 }
 
+// Scaled random weights of `c` written to `dir` stored as `stored`, loaded back as `dtype`.
+LoadedModel write_and_load(const testutil::TempDir& dir, const ModelConfig& c, uint64_t seed,
+                           at::ScalarType stored, ModelDtype dtype) {
+  auto w = scaled_weights(c, seed);
+  testutil::write_checkpoint(dir.path(), *w, stored);
+  LoadOptions o;
+  o.dtype = dtype;
+  return load_model(dir.path(), o);
+}
+
 TEST(LowbitRunner, Bf16CheckpointKeptBf16MatchesTheFp32LoadBitForBit) {
   const ModelConfig c = lowbit_config();
   auto w = scaled_weights(c, 3);
@@ -158,12 +168,8 @@ TEST(LowbitRunner, Bf16CheckpointKeptBf16MatchesTheFp32LoadBitForBit) {
 TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
   ModelConfig c = lowbit_config();
   c.tie_word_embeddings = true;
-  auto w = scaled_weights(c, 8);
   testutil::TempDir dir;
-  testutil::write_checkpoint(dir.path(), *w, at::kBFloat16);
-  LoadOptions o;
-  o.dtype = ModelDtype::auto_dtype;
-  const LoadedModel m = load_model(dir.path(), o);
+  const LoadedModel m = write_and_load(dir, c, 8, at::kBFloat16, ModelDtype::auto_dtype);
   ModelRunner r(m.weights, KvCacheSpec{64, 4}, packed_options());
   const int64_t norms = int64_t(sizeof(float)) * c.hidden_size * (1 + 2 * c.num_hidden_layers) +
                         int64_t(sizeof(float)) * c.head_dim * 2 * c.num_hidden_layers;
@@ -181,10 +187,8 @@ TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
 
   ModelConfig u = lowbit_config();
   u.tie_word_embeddings = false;
-  auto wu = scaled_weights(u, 8);
   testutil::TempDir du;
-  testutil::write_checkpoint(du.path(), *wu, at::kBFloat16);
-  const LoadedModel mu = load_model(du.path(), o);
+  const LoadedModel mu = write_and_load(du, u, 8, at::kBFloat16, ModelDtype::auto_dtype);
   ModelRunner ru(mu.weights, KvCacheSpec{64, 4}, packed_options());
   EXPECT_EQ(ru.weight_bytes(),
             ru.weight_bytes_per_token() + norms + 2 * u.vocab_size * u.hidden_size);
@@ -192,12 +196,8 @@ TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
 
 TEST(LowbitRunner, Fp32CheckpointLoadedAsBf16IsRoundedOnce) {
   const ModelConfig c = lowbit_config();
-  auto w = scaled_weights(c, 4);
   testutil::TempDir dir;
-  testutil::write_checkpoint(dir.path(), *w, at::kFloat);
-  LoadOptions o;
-  o.dtype = ModelDtype::bf16;
-  const LoadedModel m = load_model(dir.path(), o);
+  const LoadedModel m = write_and_load(dir, c, 4, at::kFloat, ModelDtype::bf16);
   EXPECT_EQ(m.weights->layers[1].down_proj.scalar_type(), at::kBFloat16);
   EXPECT_TRUE(m.weights->mapped.empty());  // converted copies, nothing viewing the file
   EXPECT_EQ(resolve_model_dtype(dir.path(), ModelDtype::auto_dtype), ModelDtype::f32);
