@@ -10,14 +10,17 @@
 #include "engine/engine.h"
 #include "structured/grammar_compiler.h"
 #include "structured/grammar_matcher.h"
+#include "tests/engine/engine_test_util.h"
 #include "tests/engine/test_model.h"
 
 namespace ps {
 namespace {
 
+using testing_util::expect_settled;
 using testing_util::random_prompt;
 using testing_util::small_config;
 using testing_util::small_tokenizer;
+using testing_util::submit_ok;
 using namespace std::chrono_literals;
 
 struct Output {
@@ -43,15 +46,6 @@ Output collect(RequestStream& stream) {
     }
   }
   return c;
-}
-
-std::unique_ptr<RequestStream> submit_ok(Engine& engine, Request r) {
-  SubmitResult res = engine.submit(std::move(r));
-  if (auto* err = std::get_if<SubmitError>(&res)) {
-    ADD_FAILURE() << "submit failed: " << err->message;
-    return nullptr;
-  }
-  return std::move(std::get<std::unique_ptr<RequestStream>>(res));
 }
 
 class ConstrainedEngineTest : public ::testing::Test {

@@ -7,14 +7,17 @@
 
 #include "model/naive_forward.h"
 #include "model/naive_generate.h"
+#include "tests/engine/engine_test_util.h"
 #include "tests/engine/test_model.h"
 
 namespace ps {
 namespace {
 
+using testing_util::expect_settled;
 using testing_util::random_prompt;
 using testing_util::small_config;
 using testing_util::small_tokenizer;
+using testing_util::submit_ok;
 using namespace std::chrono_literals;
 
 struct Collected {
@@ -40,30 +43,6 @@ Collected collect(RequestStream& stream) {
   // Nothing may follow the finish event.
   EXPECT_FALSE(stream.next(&ev, 10ms));
   return c;
-}
-
-std::unique_ptr<RequestStream> submit_ok(Engine& engine, Request r) {
-  SubmitResult res = engine.submit(std::move(r));
-  if (auto* err = std::get_if<SubmitError>(&res)) {
-    ADD_FAILURE() << "submit failed: " << err->message;
-    return nullptr;
-  }
-  return std::move(std::get<std::unique_ptr<RequestStream>>(res));
-}
-
-void expect_idle_and_clean(const Engine& engine) {
-  // The engine publishes stats after its step; give it a moment to settle.
-  EngineStats s;
-  for (int i = 0; i < 200; ++i) {
-    s = engine.stats();
-    if (s.running == 0 && s.waiting == 0 && s.kv_blocks_active == 0) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_EQ(s.running, 0);
-  EXPECT_EQ(s.waiting, 0);
-  EXPECT_EQ(s.kv_blocks_active, 0);
-  EXPECT_EQ(s.kv_blocks_free + s.kv_blocks_cached, s.kv_blocks_total);
-  EXPECT_TRUE(s.kv_integrity_ok);
 }
 
 class EngineTest : public ::testing::Test {
@@ -100,7 +79,7 @@ TEST_F(EngineTest, GreedyMatchesTheNaiveGenerateOracle) {
     EXPECT_EQ(got.last.completion_tokens, 12);
     EXPECT_EQ(got.last.prompt_tokens, len);
   }
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
 }
 
 TEST_F(EngineTest, SeededSampledRequestIsTheSameAloneAndInABatchOfSixteen) {
@@ -134,7 +113,7 @@ TEST_F(EngineTest, SeededSampledRequestIsTheSameAloneAndInABatchOfSixteen) {
   // A different seed must give a different continuation (else the test proves nothing).
   target.params.seed = 4321;
   EXPECT_NE(collect(*submit_ok(engine, target)).tokens, alone.tokens);
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
 }
 
 TEST_F(EngineTest, StopStringSpanningTokensCutsTheTextAndStopsTheRequest) {
@@ -162,7 +141,7 @@ TEST_F(EngineTest, StopStringSpanningTokensCutsTheTextAndStopsTheRequest) {
   EXPECT_EQ(cut.last.finish_detail, stop);
   EXPECT_EQ(cut.text, full.text.substr(0, at));
   EXPECT_LE(at, before.size());
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
 }
 
 TEST_F(EngineTest, CancelEndsWithOneAbortEventAndFreesBlocks) {
@@ -179,7 +158,7 @@ TEST_F(EngineTest, CancelEndsWithOneAbortEventAndFreesBlocks) {
   EXPECT_EQ(c.finish_events, 1);
   EXPECT_EQ(*c.last.finish, FinishReason::kAbort);
   EXPECT_LT(c.last.completion_tokens, 900);
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
 }
 
 TEST_F(EngineTest, DroppingTheStreamCancelsTheRequest) {
@@ -193,7 +172,7 @@ TEST_F(EngineTest, DroppingTheStreamCancelsTheRequest) {
     RequestOutput ev;
     ASSERT_TRUE(stream->next(&ev, 30s));
   }
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
   EXPECT_GE(engine.stats().requests_aborted_total, 1u);
 }
 
@@ -242,7 +221,7 @@ TEST_F(EngineTest, QueueLimitAnswersQueueFullAndRecovers) {
   }
   EXPECT_EQ(full, 3);  // 1 running + 2 queued accepted
   held.clear();        // cancels them
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
   Request r{{5, 6, 7}, {}};
   r.params.max_tokens = 3;
   EXPECT_EQ(collect(*submit_ok(engine, r)).finish_events, 1);
@@ -271,7 +250,7 @@ TEST_F(EngineTest, ManyRequestsUnderPreemptionAllFinishExactlyOnce) {
     EXPECT_EQ(static_cast<int>(c2.tokens.size()), want[i]);
   }
   EXPECT_GT(engine.stats().preemptions_total, 0u);
-  expect_idle_and_clean(engine);
+  expect_settled(engine);
 }
 
 TEST_F(EngineTest, ShutdownAbortsWhatIsLeft) {

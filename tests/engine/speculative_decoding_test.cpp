@@ -8,14 +8,17 @@
 #include <thread>
 
 #include "engine/engine.h"
+#include "tests/engine/engine_test_util.h"
 #include "tests/engine/test_model.h"
 
 namespace ps {
 namespace {
 
+using testing_util::expect_settled;
 using testing_util::random_prompt;
 using testing_util::small_config;
 using testing_util::small_tokenizer;
+using testing_util::submit_ok;
 using namespace std::chrono_literals;
 
 struct Events {
@@ -97,18 +100,6 @@ void expect_same_events(const std::vector<Events>& spec, const std::vector<Event
   }
 }
 
-void expect_clean(const Engine& engine) {
-  EngineStats s;
-  for (int i = 0; i < 200; ++i) {
-    s = engine.stats();
-    if (s.running == 0 && s.waiting == 0 && s.kv_blocks_active == 0) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_EQ(s.kv_blocks_active, 0);
-  EXPECT_EQ(s.kv_blocks_free + s.kv_blocks_cached, s.kv_blocks_total);
-  EXPECT_TRUE(s.kv_integrity_ok);
-}
-
 // Prompts of mixed lengths; half repeat a span (prompt lookup has something to find at once).
 std::vector<Request> mixed_prompts(std::mt19937& rng, int n, int32_t max_tokens) {
   std::vector<Request> out;
@@ -131,7 +122,7 @@ class SpeculativeDecoding : public ::testing::Test {
                           EngineStats* stats = nullptr) {
     Engine engine(model, small_tokenizer(), c);
     auto events = run_batch(engine, requests);
-    expect_clean(engine);
+    expect_settled(engine);
     if (stats) *stats = engine.stats();
     return events;
   }

@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 #include "engine/lora_registry.h"
+#include "tests/engine/engine_test_util.h"
 #include "tests/lora/lora_fixtures.h"
 
 namespace ps {
@@ -17,8 +18,10 @@ namespace {
 
 using lora_test::adapter_path;
 using lora_test::base_config;
+using testing_util::expect_settled;
 using testing_util::random_prompt;
 using testing_util::small_tokenizer;
+using testing_util::submit_ok;
 using namespace std::chrono_literals;
 
 struct Collected {
@@ -40,15 +43,6 @@ Collected collect(RequestStream& stream) {
     }
   }
   return c;
-}
-
-std::unique_ptr<RequestStream> submit_ok(Engine& engine, Request r) {
-  SubmitResult res = engine.submit(std::move(r));
-  if (auto* err = std::get_if<SubmitError>(&res)) {
-    ADD_FAILURE() << "submit failed: " << err->message;
-    return nullptr;
-  }
-  return std::move(std::get<std::unique_ptr<RequestStream>>(res));
 }
 
 Request greedy(std::vector<int32_t> prompt, int max_tokens) {
