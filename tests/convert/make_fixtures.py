@@ -9,10 +9,11 @@ usage: /usr/bin/python3 make_fixtures.py OUT_DIR VOCAB_SIZE
 import json
 import math
 import os
-import struct
 import sys
 
 import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from safetensors_f32 import write_safetensors  # noqa: E402
 
 OUT, VOCAB = sys.argv[1], int(sys.argv[2])
 TOKENS = [5, 17, 300 % VOCAB, 42, 8, 99, 250 % VOCAB, 3, 77, 120, 64, 11]
@@ -119,19 +120,6 @@ def save_expected(name, logits, tol=1e-4):
     logits.float().contiguous().numpy().tofile(os.path.join(OUT, name + ".f32"))
     with open(os.path.join(OUT, name + ".json"), "w") as f:
         json.dump({"tokens": TOKENS, "shape": list(logits.shape), "tol": tol}, f)
-
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for k, v in tensors.items():
-        b = v.float().contiguous().numpy().tobytes()
-        header[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def mkdir(*parts):

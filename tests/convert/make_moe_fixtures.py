@@ -20,11 +20,12 @@ usage: /usr/bin/python3 make_moe_fixtures.py OUT_DIR VOCAB_SIZE
 import json
 import math
 import os
-import struct
 import sys
 
 import torch
 import torch.nn.functional as F
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from safetensors_f32 import write_safetensors  # noqa: E402
 
 OUT, VOCAB = sys.argv[1], int(sys.argv[2])
 TOKENS = [5, 17, 300 % VOCAB, 42, 8, 99, 250 % VOCAB, 3, 77, 120, 64, 11, 7, 200 % VOCAB]
@@ -197,19 +198,6 @@ def random_weights(c):
     if not c["tie_word_embeddings"]:
         w["lm_head.weight"] = torch.randn(c["vocab_size"], hid) * 0.5
     return w
-
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for k, v in tensors.items():
-        b = v.float().contiguous().numpy().tobytes()
-        header[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def save_expected(name, logits, tol=1e-4):

@@ -20,10 +20,11 @@ writes OUT_DIR/<case>/{config.json, model.safetensors, reference.json, logits.f3
 import json
 import math
 import os
-import struct
 import sys
 
 import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_f32 import write_safetensors  # noqa: E402
 
 T, VOCAB = 200, 256
 BASE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -224,19 +225,6 @@ def random_weights(c, gen):
             w[p + "self_attn.q_norm.weight"] = norm(d)
             w[p + "self_attn.k_norm.weight"] = norm(d)
     return w
-
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for k, v in tensors.items():
-        b = v.float().contiguous().numpy().tobytes()
-        header[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def main():
