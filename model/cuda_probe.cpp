@@ -17,7 +17,10 @@ CudaAvailability probe_cuda() {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     a.device_count = 0;
-    a.detail = std::string("CUDA runtime: ") + cudaGetErrorString(e);
+    // Without libcuda (no NVIDIA driver) the runtime reports an "insufficient" driver; say
+    // what that means here.
+    a.detail = std::string(e == cudaErrorInsufficientDriver ? "no NVIDIA driver is loaded; " : "") +
+               "CUDA runtime: " + cudaGetErrorString(e);
     (void)cudaGetLastError();  // the error is sticky only for this query; clear it
     return a;
   }

@@ -28,7 +28,7 @@ cd "$root"
 mode="${1:-gpu}"
 deps="$root/build-deps"
 out="$root/build-devcheck"
-jobs="$(nproc)"
+jobs="${PAGEDSERVE_JOBS:-$(nproc)}"  # build parallelism (a shared machine may want 1)
 results=()
 note() { results+=("$1"); echo "== $1"; }
 # H200 figures (override for another GPU): HBM3e bandwidth and dense bf16 tensor-core peak.
