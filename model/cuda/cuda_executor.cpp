@@ -1,129 +1,20 @@
-// CudaExecutor (cuda_executor.h). Host code compiled by the C++ compiler against the CUDA
-// runtime and cuBLAS C APIs; the kernels it launches are in model/cuda/*.cu.
-#include "model/cuda/cuda_executor.h"
-
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-
+// CudaExecutor (cuda_executor.h): weights and memory, the eager step. Host code compiled by the
+// C++ compiler against the CUDA runtime and cuBLAS C APIs; the kernels it launches are in
+// model/cuda/*.cu; the graph side is cuda_executor_graphs.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
-#include <stdexcept>
 #include <utility>
-#include <vector>
 
-#include "model/cuda/device_memory.h"
+#include "model/cuda/cuda_executor_impl.h"
 #include "model/cuda/executor_kernels.h"
-#include "model/cuda/kernels.h"
 #include "model/graph_buckets.h"
 #include "model/kv_sizing.h"
-#include "model/plan_upload.h"
 #include "model/rope_scaling.h"
 #include "model/runner_plan_check.h"
 
 namespace ps::cuda {
-namespace {
-
-constexpr DType kAct = DType::bf16;  // activations, weights and the KV cache
-constexpr int64_t kAlign = 256;      // bytes: every tensor in the weight arena starts here
-constexpr int64_t kCublasWorkspace = 32ll << 20;
-
-int64_t align_up(int64_t n) {
-  return (n + kAlign - 1) / kAlign * kAlign;
-}
-
-void check_cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("cuBLAS ") + what + ": " + cublasGetStatusString(s));
-  }
-}
-
-// A layer's weights as device pointers into the arena (nullptr: the model has none).
-struct DeviceLayer {
-  const void *input_norm = nullptr, *post_norm = nullptr;
-  const void *qkv = nullptr, *qkv_bias = nullptr, *q_norm = nullptr, *k_norm = nullptr;
-  const void *o_proj = nullptr, *gate_up = nullptr, *down = nullptr;
-};
-
-// The step buffers' size: `tokens` packed rows, `rows` logits rows.
-struct StepShape {
-  int64_t tokens = 0, rows = 0;
-};
-
-class CudaExecutor final : public Executor {
- public:
-  CudaExecutor(Bf16ModelSource source, const CudaExecutorOptions& o, KvCacheSpec* kv,
-               std::string* sizing);
-  ~CudaExecutor() override;
-
-  void forward(const StepPlan& plan, std::vector<float>* logits) override;
-  void set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) override;
-  const ModelConfig& config() const override { return c_; }
-  const std::string& kernel_summary() const override { return summary_; }
-  int64_t weight_bytes() const override { return weights_.bytes(); }
-  int64_t weight_bytes_per_token() const override { return bytes_per_token_; }
-
- private:
-  int64_t step_buffer_bytes(StepShape s) const;
-  void reserve_step(StepShape s);
-  // Enqueues the whole step, from the embedding lookup to lm_head's fp32 logits in logits_,
-  // reading the plan from `d` (device) laid out as `lay`. No copies, no syncs: the same calls
-  // run eagerly or are captured into a graph.
-  void enqueue_step(const PlanUploadLayout& lay, const int32_t* d);
-  // Runs a decode step through its bucket's graph (capturing it the first time the bucket runs);
-  // false when the step is not one a graph runs.
-  bool try_graph_step(const StepPlan& plan);
-  // At start: each bucket's all-padding plan runs once eagerly (loading cuBLAS's and our
-  // kernels) and is captured. A failure turns graphs off, with a message, instead of failing.
-  void capture_all_graphs();
-  // Captures the step whose padded plan is in graph_plan_dev_ (laid out as `lay`); false, with
-  // graphs turned off, when the capture fails.
-  bool capture(int32_t bucket, const PlanUploadLayout& lay);
-  void upload_graph_plan(const StepPlan& padded, PlanUploadLayout* lay);
-  void drop_graphs();
-  void copy_logits_back(int64_t rows, std::vector<float>* logits);
-  void upload_weights(const Bf16ModelSource& source);
-  void upload_rope_table();
-  // y[m, n] = x[m, k] · w[n, k]ᵀ, row-major, bf16 operands, fp32 accumulation.
-  void gemm(const void* x, int64_t m, int64_t k, const void* w, int64_t n, void* y,
-            cudaDataType_t y_type);
-
-  ModelConfig c_;
-  KvCacheSpec spec_;
-  std::string summary_;
-  int64_t bytes_per_token_ = 0;
-  cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
-
-  DeviceMemory weights_;  // one arena: every matrix and norm vector
-  const void *embed_ = nullptr, *lm_head_ = nullptr, *final_norm_ = nullptr;
-  std::vector<DeviceLayer> layers_;
-  DeviceMemory rope_;  // fp32 [max positions, head_dim]: cos half then sin half
-  DeviceMemory kv_;    // per layer K then V, [num_blocks, block_size, kv_heads, head_dim] each
-  int64_t kv_layer_bytes_ = 0;
-  DeviceMemory cublas_workspace_;
-
-  // Step buffers, grown (never shrunk) to the largest step seen; allocated up front for the
-  // configured maximum so that the KV sizing accounts for them.
-  StepShape capacity_;
-  DeviceMemory residual_, x_, qkv_, attn_, gu_, act_, sel_, logits_;
-  DeviceMemory plan_dev_;
-  PinnedMemory plan_host_, logits_host_;
-
-  // CUDA graphs for decode-only steps (graph_buckets.h), one per bucket, captured at start
-  // (and again after the step buffers grow, which drops them: they hold the buffers'
-  // addresses). They read their plan from graph_plan_dev_, sized once for the largest bucket.
-  struct Graph {
-    cudaGraphExec_t exec = nullptr;
-  };
-  bool graphs_enabled_ = true;
-  std::vector<int32_t> buckets_;
-  int32_t graph_width_ = 0;  // block-table columns of every graph: the longest context's blocks
-  std::map<int32_t, Graph> graphs_;
-  DeviceMemory graph_plan_dev_;
-};
 
 CudaExecutor::CudaExecutor(Bf16ModelSource source, const CudaExecutorOptions& o, KvCacheSpec* kv,
                            std::string* sizing)
@@ -271,13 +162,6 @@ int64_t CudaExecutor::step_buffer_bytes(StepShape s) const {
   return s.tokens * per_token + s.rows * per_row + s.tokens * 4 * 4 * 2 + 6 * kAlign;
 }
 
-void CudaExecutor::drop_graphs() {
-  for (auto& [bucket, g] : graphs_) {
-    if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
-  }
-  graphs_.clear();
-}
-
 void CudaExecutor::reserve_step(StepShape s) {
   if (s.tokens <= capacity_.tokens && s.rows <= capacity_.rows) return;
   drop_graphs();  // they hold the old buffers' addresses
@@ -335,91 +219,6 @@ void CudaExecutor::forward(const StepPlan& plan, std::vector<float>* logits) {
              "cudaMemcpyAsync (plan)");
   enqueue_step(lay, static_cast<const int32_t*>(plan_dev_.get()));
   copy_logits_back(R, logits);
-}
-
-void CudaExecutor::upload_graph_plan(const StepPlan& padded, PlanUploadLayout* lay) {
-  *lay = plan_upload_layout(padded);
-  if (lay->total * 4 > graph_plan_dev_.bytes()) {
-    throw std::logic_error("CudaExecutor: a padded plan outgrew the graph plan buffer");
-  }
-  plan_host_.reserve(lay->total * 4, "pinned plan");
-  pack_plan(padded, *lay, static_cast<int32_t*>(plan_host_.get()));
-  check_cuda(cudaMemcpyAsync(graph_plan_dev_.get(), plan_host_.get(), size_t(lay->total) * 4,
-                             cudaMemcpyHostToDevice, stream_),
-             "cudaMemcpyAsync (graph plan)");
-}
-
-void CudaExecutor::capture_all_graphs() {
-  if (buckets_.empty() || graph_width_ < 1) {
-    graphs_enabled_ = false;
-    return;
-  }
-  const PlanUploadLayout largest =
-      plan_upload_layout(graph_warmup_plan(buckets_.back(), graph_width_));
-  graph_plan_dev_.reserve(largest.total * 4, "graph plan");
-  for (int32_t bucket : buckets_) {
-    PlanUploadLayout lay;
-    upload_graph_plan(graph_warmup_plan(bucket, graph_width_), &lay);
-    enqueue_step(lay, static_cast<const int32_t*>(graph_plan_dev_.get()));
-    check_cuda(cudaStreamSynchronize(stream_), "graph warm-up step");
-    if (!capture(bucket, lay)) return;
-  }
-}
-
-bool CudaExecutor::capture(int32_t bucket, const PlanUploadLayout& lay) {
-  cudaGraph_t graph = nullptr;
-  check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
-             "cudaStreamBeginCapture");
-  std::string failure;
-  try {
-    enqueue_step(lay, static_cast<const int32_t*>(graph_plan_dev_.get()));
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  // Ended in every case, so the stream is usable again whatever happened inside.
-  const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
-  cudaGraphExec_t exec = nullptr;
-  if (failure.empty() && end == cudaSuccess) {
-    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-    if (made != cudaSuccess)
-      failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made);
-  } else if (failure.empty()) {
-    failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(end);
-  }
-  if (graph != nullptr) cudaGraphDestroy(graph);
-  if (!failure.empty()) {
-    (void)cudaGetLastError();
-    drop_graphs();
-    graphs_enabled_ = false;
-    std::fprintf(stderr,
-                 "pagedserve: CUDA graph capture for %d sequences failed (%s); every step "
-                 "runs eagerly\n",
-                 bucket, failure.c_str());
-    return false;
-  }
-  graphs_[bucket] = Graph{exec};
-  return true;
-}
-
-bool CudaExecutor::try_graph_step(const StepPlan& plan) {
-  if (!graphs_enabled_ || !is_graph_eligible(plan) || plan.max_blocks_per_seq > graph_width_) {
-    return false;
-  }
-  const int32_t bucket = graph_bucket_for(plan.num_seqs(), buckets_);
-  if (bucket == 0 || bucket > capacity_.rows || bucket > capacity_.tokens) return false;
-  PlanUploadLayout lay;
-  upload_graph_plan(pad_decode_plan(plan, bucket, graph_width_), &lay);
-  auto found = graphs_.find(bucket);
-  if (found == graphs_.end()) {
-    // Dropped when the step buffers grew: captured again (capturing runs nothing).
-    if (!capture(bucket, lay)) {
-      enqueue_step(lay, static_cast<const int32_t*>(graph_plan_dev_.get()));
-      return true;
-    }
-    found = graphs_.find(bucket);
-  }
-  check_cuda(cudaGraphLaunch(found->second.exec, stream_), "cudaGraphLaunch");
-  return true;
 }
 
 void CudaExecutor::copy_logits_back(int64_t rows, std::vector<float>* logits) {
@@ -516,8 +315,6 @@ void CudaExecutor::set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdap
   (void)slot;
   if (adapter) throw std::invalid_argument("--device cuda runs no LoRA adapters yet");
 }
-
-}  // namespace
 
 int64_t cuda_kv_bytes_per_block(const ModelConfig& c, int32_t block_size) {
   return 2 * int64_t{c.num_hidden_layers} * block_size * c.kv_size() * dtype_bytes(kAct);
