@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <utility>
 
 #include "app/speculative_flags.h"
@@ -17,9 +18,9 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
                  "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
                  "kernel", "kernel-isa", "dtype", "quantization", "quantization-group",
-                 "kv-cache-dtype"});
+                 "kv-cache-dtype", "device", "gpu-memory-utilization"});
   valued.merge(speculative_flag_names());
-  switches.insert("no-prefix-caching");
+  switches.insert({"no-prefix-caching", "enforce-eager"});
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
 }
 
@@ -51,6 +52,44 @@ int64_t parse_bytes(const std::string& name, const std::string& text) {
     throw UsageError("flag --" + name + " must be a positive size (e.g. 512M), got '" + text + "'");
   }
   return static_cast<int64_t>(v * mult);
+}
+
+// --device auto|cpu|cuda (auto by default: the GPU when there is one), --gpu-memory-utilization
+// and --enforce-eager (no CUDA graphs); an explicit --kv-cache-memory sizes the GPU's cache too.
+DeviceOptions device_options_from_flags(const Flags& flags, int64_t kv_cache_memory) {
+  DeviceOptions d;
+  try {
+    d.device = parse_device(flags.str("device", "auto"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("flag --device: ") + e.what());
+  }
+  if (auto u = flags.opt("gpu-memory-utilization")) {
+    char* end = nullptr;
+    d.gpu_memory_utilization = std::strtod(u->c_str(), &end);
+    if (end == u->c_str() || *end != '\0' || !(d.gpu_memory_utilization > 0.0) ||
+        d.gpu_memory_utilization > 1.0) {
+      throw UsageError("flag --gpu-memory-utilization must be a fraction in (0, 1], got '" + *u +
+                       "'");
+    }
+    if (flags.has("kv-cache-memory")) {
+      throw UsageError(
+          "flags --gpu-memory-utilization and --kv-cache-memory both size the KV cache; give one");
+    }
+    if (d.device == Device::cpu) {
+      throw UsageError("flag --gpu-memory-utilization applies to --device cuda, not cpu");
+    }
+  }
+  if (flags.has("kv-cache-memory")) d.kv_cache_memory = kv_cache_memory;
+  d.cuda_graphs = !flags.on("enforce-eager");
+  if (d.device == Device::cuda) {
+    // Before anything loads: a machine without a GPU (or a build without CUDA) says so at once.
+    try {
+      (void)resolve_device(Device::cuda, probe_cuda(), "");
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  return d;
 }
 
 }  // namespace
@@ -104,6 +143,7 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("flag --kv-cache-dtype: ") + e.what());
   }
+  c.device = device_options_from_flags(flags, c.kv_cache_memory);
   // The ISA is a process-wide choice (every kernel dispatches on it), forced here before the
   // engine packs and tunes its weights.
   if (const std::string isa = flags.str("kernel-isa", "auto"); isa != "auto") {

@@ -12,8 +12,9 @@ namespace ps {
 // A command's flags plus the engine's: --block-size --num-blocks --kv-cache-memory
 // --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora --revision
 // --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic --dtype --quantization
-// --quantization-group --kv-cache-dtype (model_dtype.h), --speculative ngram and its tuning
-// flags (app/speculative_flags.h), and the switch --no-prefix-caching.
+// --quantization-group --kv-cache-dtype (model_dtype.h), --device auto|cpu|cuda
+// --gpu-memory-utilization (model/device_select.h), --speculative ngram and its tuning
+// flags (app/speculative_flags.h), and the switches --no-prefix-caching and --enforce-eager.
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches);
 EngineConfig engine_config_from_flags(const Flags& flags);

@@ -8,6 +8,7 @@
 
 #include "engine/engine_stats.h"
 #include "engine/request.h"
+#include "model/device_select.h"
 #include "model/loader.h"
 #include "model/model_runner.h"
 #include "scheduler/speculative_config.h"
@@ -26,6 +27,7 @@ struct EngineConfig {
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on
   RunnerOptions runner;                     // --kernel (model_runner.h)
+  DeviceOptions device;                     // --device, --gpu-memory-utilization
   SpeculativeConfig speculative;            // --speculative ngram (off by default)
   int32_t max_loras = 0;                    // --max-loras: LoRA adapters resident at once
 };

@@ -1,10 +1,12 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "engine/lora_registry.h"
 #include "engine/spec_verifier.h"
+#include "model/executor_factory.h"
 #include "sampling/sampler.h"
 
 namespace ps {
@@ -47,12 +49,20 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
     throw std::invalid_argument("--max-batched-tokens must be >= 1");
   }
   check_speculative_config(config_.speculative);
-  num_blocks_ = config_.num_blocks;
-  if (num_blocks_ <= 0) {
-    int64_t per_block =
-        ModelRunner::kv_bytes_per_block(mc, config_.block_size, config_.runner.kv_cache_dtype);
-    num_blocks_ = static_cast<int32_t>(std::max<int64_t>(1, config_.kv_cache_memory / per_block));
-  }
+  // The executor first: on CUDA it sizes the KV cache from the GPU's memory.
+  ExecutorRequest er;
+  er.device = config_.device;
+  er.runner = config_.runner;
+  er.block_size = config_.block_size;
+  er.num_blocks = config_.num_blocks;
+  er.cpu_kv_cache_memory = config_.kv_cache_memory;
+  er.max_batched_tokens = config_.max_batched_tokens;
+  er.max_num_seqs = config_.max_num_seqs;
+  er.max_loras = config_.max_loras;
+  BuiltExecutor built = make_executor(model_.weights, er);
+  if (!built.note.empty()) std::fprintf(stderr, "pagedserve: %s\n", built.note.c_str());
+  runner_ = std::move(built.executor);
+  num_blocks_ = built.kv.num_blocks;
   // A sequence can never be longer than the whole pool, nor than the model's positions.
   max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_context_len();
   max_model_len_ = std::min(max_model_len_, mc.max_context_len());
@@ -66,8 +76,6 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.enable_prefix_caching = config_.enable_prefix_caching;
   sc.speculative = config_.speculative;
   scheduler_ = std::make_unique<Scheduler>(sc);
-  runner_ = std::make_unique<ModelRunner>(
-      model_.weights, KvCacheSpec{num_blocks_, config_.block_size}, config_.runner);
   stats_.kernels = runner_->kernel_summary();
   stats_.weight_bytes = runner_->weight_bytes();
   stats_.weight_bytes_per_token = runner_->weight_bytes_per_token();

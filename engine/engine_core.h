@@ -15,7 +15,7 @@
 #include "engine/histogram.h"
 #include "engine/lora_registry.h"
 #include "engine/request_state.h"
-#include "model/model_runner.h"
+#include "model/executor.h"
 #include "scheduler/scheduler.h"
 
 namespace ps {
@@ -66,7 +66,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
 
   // Engine-thread state.
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<Executor> runner_;  // CPU ModelRunner or the CUDA executor
   std::unordered_map<RequestId, std::unique_ptr<RequestState>> requests_;
   std::vector<float> logits_;
   std::shared_ptr<const std::vector<std::string>> token_bytes_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/executor.h"
 #include "model/linear_tuner.h"
 #include "model/model_config.h"
 #include "model/model_dtype.h"
@@ -14,7 +15,6 @@
 namespace ps {
 
 struct ModelWeights;
-struct LoraAdapter;
 
 struct KvCacheSpec {
   int32_t num_blocks = 0;
@@ -35,33 +35,33 @@ struct RunnerOptions {
   KvCacheDtype kv_cache_dtype = KvCacheDtype::f32;
 };
 
-class ModelRunner {
+class ModelRunner : public Executor {
  public:
   ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec,
               RunnerOptions options = {});
-  ~ModelRunner();
+  ~ModelRunner() override;
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
 
   // Runs one step. `logits` receives [plan.logit_rows().size(), vocab_size] row-major, in
   // logit_rows() order (one row per sample index without speculative drafts).
-  void forward(const StepPlan& plan, std::vector<float>* logits);
+  void forward(const StepPlan& plan, std::vector<float>* logits) override;
 
   // Makes `adapter` (model/lora_factors.h: pack_lora_adapter) the one sequences with
   // plan.lora_slot == slot run with; null empties the slot. Only between steps.
-  void set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter);
+  void set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) override;
 
-  const ModelConfig& config() const;
+  const ModelConfig& config() const override;
   // The kernels this runner uses: ISA, linear mode, and each projection shape's plan.
-  const std::string& kernel_summary() const;
+  const std::string& kernel_summary() const override;
   // Bytes of K and V cache one block takes across all layers.
   static int64_t kv_bytes_per_block(const ModelConfig& config, int32_t block_size,
                                     KvCacheDtype dtype = KvCacheDtype::f32);
   // Weight bytes this runner holds (packed projections, lm_head, embedding, norms), and the
   // part of them one decode step reads (every projection and lm_head): the bandwidth floor's
   // numerator.
-  int64_t weight_bytes() const;
-  int64_t weight_bytes_per_token() const;
+  int64_t weight_bytes() const override;
+  int64_t weight_bytes_per_token() const override;
 
  private:
   struct Impl;

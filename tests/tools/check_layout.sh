@@ -6,7 +6,8 @@
 #     of convert/, chat/, engine/ or api/;
 #   - tokenizer/ and chat/ include no torch header and nothing of model/, convert/, engine/, api/;
 #     tokenizer/ includes nothing of chat/ (chat/ depends on tokenizer/, not the reverse);
-#   - kvcache/, scheduler/, sampling/ and api/ include no torch header;
+#   - kvcache/, scheduler/, sampling/ and api/ include no torch header, nor does model/cuda/
+#     (the CUDA executor has no torch on its path, issue #19);
 #   - structured/ (grammars, token masks) includes no torch header and no other folder: it takes
 #     the vocabulary as token byte strings, so it is tokenizer-free too.
 # Prints every offending line (file:line: include) and exits 1 if there is any.
@@ -44,6 +45,7 @@ forbid "tokenizer chat" "$torch" "tokenizer/ or chat/ includes torch (they are t
 forbid "tokenizer chat" '"(model|convert|engine|api)/' "tokenizer/ or chat/ includes model code"
 forbid "tokenizer" '"chat/' "tokenizer/ includes chat/ (chat/ depends on tokenizer/)"
 forbid "kvcache scheduler sampling api structured" "$torch" "a plain C++ folder includes torch"
+forbid "model/cuda" "$torch" "model/cuda/ (the device path) includes torch"
 forbid "structured" '"(model|convert|engine|api|tokenizer|scheduler|sampling|chat|kvcache)/' \
   "structured/ includes another folder (it is tokenizer- and engine-free)"
 
