@@ -25,12 +25,13 @@ CudaExecutor::CudaExecutor(Bf16ModelSource source, const CudaExecutorOptions& o,
   // Measured before this executor allocates anything: what others hold is total - free.
   check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  check_cublas(cublasCreate(&cublas_), "cublasCreate");
-  check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
+  check_cublas(cublas_api().create(&cublas_), "cublasCreate");
+  check_cublas(cublas_api().set_stream(cublas_, stream_), "cublasSetStream");
   // An explicit workspace, so cuBLAS allocates nothing behind the KV sizing's back.
   cublas_workspace_.reserve(kCublasWorkspace, "cuBLAS workspace");
-  check_cublas(cublasSetWorkspace(cublas_, cublas_workspace_.get(), size_t(kCublasWorkspace)),
-               "cublasSetWorkspace");
+  check_cublas(
+      cublas_api().set_workspace(cublas_, cublas_workspace_.get(), size_t(kCublasWorkspace)),
+      "cublasSetWorkspace");
 
   upload_weights(source);
   source = Bf16ModelSource{};  // drops the host copy now that the device has it
@@ -78,7 +79,7 @@ CudaExecutor::CudaExecutor(Bf16ModelSource source, const CudaExecutorOptions& o,
 CudaExecutor::~CudaExecutor() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   drop_graphs();
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cublas_ != nullptr) cublas_api().destroy(cublas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
@@ -186,9 +187,9 @@ void CudaExecutor::gemm(const void* x, int64_t m, int64_t k, const void* w, int6
   // cuBLAS is column-major: a row-major [n, k] weight is a column-major k x n matrix, so
   // y (row-major [m, n], column-major n x m) = op(W)=Wᵀ (n x k) times x (k x m).
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w,
-                            CUDA_R_16BF, int(k), x, CUDA_R_16BF, int(k), &beta, y, y_type, int(n),
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  check_cublas(cublas_api().gemm_ex(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k),
+                                    &alpha, w, CUDA_R_16BF, int(k), x, CUDA_R_16BF, int(k), &beta,
+                                    y, y_type, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/cuda/cublas_api.h"
 #include "model/cuda/cuda_executor.h"
 #include "model/cuda/device_memory.h"
 #include "model/cuda/kernels.h"
@@ -27,7 +28,7 @@ inline int64_t align_up(int64_t n) {
 
 inline void check_cublas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("cuBLAS ") + what + ": " + cublasGetStatusString(s));
+    throw std::runtime_error(std::string("cuBLAS ") + what + ": " + cublas_api().status_string(s));
   }
 }
 
