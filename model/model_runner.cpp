@@ -198,7 +198,9 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   if (T == 0) return;
 
   float* xs = x.get(T * H);
-  if (!embed_from_lm_head || !lm_head.gather_rows(plan.token_ids.data(), T, xs)) {
+  if (embed_from_lm_head) {
+    lm_head.gather_rows(plan.token_ids.data(), T, xs);  // can_gather_rows() held at load
+  } else {
     gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
   }
   rope_tables(plan);
@@ -326,9 +328,8 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
   m.lm_head = projection(lm_head.contiguous(), tuner, options);
   release_mapped_pages(*m.weights, lm_head);
-  const PanelFormat embed_format = m.embed.scalar_type() == at::kBFloat16 ? PanelFormat::bf16
-                                   : m.embed.scalar_type() == at::kHalf   ? PanelFormat::f16
-                                                                          : PanelFormat::f32;
+  const PanelFormat embed_format =
+      panel_format_for(m.embed.scalar_type(), WeightQuantization::none);
   const bool tied =
       !m.weights->lm_head.defined() || m.weights->lm_head.is_same(m.weights->embed_tokens);
   m.embed_from_lm_head =
