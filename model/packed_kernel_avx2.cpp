@@ -20,11 +20,17 @@ constexpr int kCols = 32;  // kPanelCols: four ymm vectors
 // Software prefetch 2 KB ahead of the panel stream, as in the AVX-512 kernel (which says why).
 constexpr int kPrefetchBytes = 2048;
 
-// y[0, n) = r (+ bias) (+ y), n <= 8, in the same order as the full-width path.
+// y[0, n) = r (+ bias) (+ y), n <= 8, in the same order as the full-width path. With `scale`
+// (int8 per channel) the first step is one fused r * scale + (bias or 0).
 __attribute__((always_inline)) inline void finish(__m256 r, float* y, const float* bias,
-                                                  bool accumulate, int n) {
+                                                  const float* scale, bool accumulate, int n) {
   if (n >= 8) {
-    if (bias != nullptr) r = _mm256_add_ps(r, _mm256_loadu_ps(bias));
+    if (scale != nullptr) {
+      const __m256 b = bias != nullptr ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+      r = _mm256_fmadd_ps(r, _mm256_loadu_ps(scale), b);
+    } else if (bias != nullptr) {
+      r = _mm256_add_ps(r, _mm256_loadu_ps(bias));
+    }
     if (accumulate) r = _mm256_add_ps(r, _mm256_loadu_ps(y));
     _mm256_storeu_ps(y, r);
     return;
@@ -33,13 +39,17 @@ __attribute__((always_inline)) inline void finish(__m256 r, float* y, const floa
   _mm256_store_ps(lanes, r);
   for (int t = 0; t < n; ++t) {
     float s = lanes[t];
-    if (bias != nullptr) s += bias[t];
+    if (scale != nullptr) {
+      s = __builtin_fmaf(s, scale[t], bias != nullptr ? bias[t] : 0.f);
+    } else if (bias != nullptr) {
+      s += bias[t];
+    }
     y[t] = accumulate ? y[t] + s : s;
   }
 }
 
 // 8 weights of a panel row widened to fp32 (F16C converts f16; int8's scale is applied by the
-// caller, per group).
+// caller: per group on the weights, per channel on the finished chain).
 template <PanelFormat F>
 struct Wide;
 template <>
@@ -102,7 +112,11 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   const int64_t ldx = j.ldx;
   const T* w = static_cast<const T*>(j.panel) + c0;
   const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
-  if constexpr (F == PanelFormat::i8) {
+  // int8 per channel (one group spanning k) streams the integers and scales the result once
+  // (packed_kernels.h): one multiply per weight vector fewer, which at M = 1 is a third of
+  // the vector ALU work and what kept this path short of the read bandwidth.
+  const bool per_channel = F == PanelFormat::i8 && j.group >= k;
+  if (F == PanelFormat::i8 && !per_channel) {
     const float* s = j.scales + c0;
     const int64_t group = j.group;
     for (int64_t g0 = 0; g0 < k; g0 += group, s += kCols) {
@@ -134,8 +148,8 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
     for (int v = 0; v < NV; ++v) {
       const int c = c0 + 8 * v;
       if (c >= j.cols) break;
-      finish(a[i][v], y + c, j.bias ? j.bias + c : nullptr, j.accumulate,
-             j.cols - c < 8 ? j.cols - c : 8);
+      finish(a[i][v], y + c, j.bias ? j.bias + c : nullptr, per_channel ? j.scales + c : nullptr,
+             j.accumulate, j.cols - c < 8 ? j.cols - c : 8);
     }
   }
 }

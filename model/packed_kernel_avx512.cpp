@@ -24,18 +24,24 @@ constexpr int kCols = 32;  // kPanelCols: two zmm vectors
 // (bench_model_lowbit_linear 1, one thread).
 constexpr int kPrefetchBytes = 2048;
 
-// y[0, n) = r (+ bias) (+ y), n <= 16; the masked loads never touch memory past n.
+// y[0, n) = r (+ bias) (+ y), n <= 16; the masked loads never touch memory past n. With
+// `scale` (int8 per channel) the first step is one fused r * scale + (bias or 0).
 __attribute__((always_inline)) inline void finish(__m512 r, float* y, const float* bias,
-                                                  bool accumulate, int n) {
+                                                  const float* scale, bool accumulate, int n) {
   const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u);
-  if (bias != nullptr) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, bias));
+  if (scale != nullptr) {
+    const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias) : _mm512_setzero_ps();
+    r = _mm512_fmadd_ps(r, _mm512_maskz_loadu_ps(m, scale), b);
+  } else if (bias != nullptr) {
+    r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, bias));
+  }
   if (accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, y));
   _mm512_mask_storeu_ps(y, m, r);
 }
 
 // 16 weights of a panel row widened to fp32: bf16 is the high half of an fp32 (a shift), f16
 // converts in one instruction (AVX512F), int8 sign-extends and converts (its scale is applied
-// by the caller, per group).
+// by the caller: per group on the weights, per channel on the finished chain).
 template <PanelFormat F>
 struct Wide;
 template <>
@@ -94,7 +100,9 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) 
   const int64_t ldx = j.ldx;
   const T* w = static_cast<const T*>(j.panel);
   const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
-  if constexpr (F == PanelFormat::i8) {
+  // int8 per channel scales the finished chain once (see packed_kernel_avx2.cpp).
+  const bool per_channel = F == PanelFormat::i8 && j.group >= k;
+  if (F == PanelFormat::i8 && !per_channel) {
     const float* s = j.scales;
     const int64_t group = j.group;
     for (int64_t g0 = 0; g0 < k; g0 += group, s += kCols) {
@@ -117,9 +125,11 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) 
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) {
     float* y = j.y + (row + i) * j.ldy;
-    finish(a0[i], y, j.bias, j.accumulate, lo);
+    const float* s = per_channel ? j.scales : nullptr;
+    finish(a0[i], y, j.bias, s, j.accumulate, lo);
     if (j.cols > 16) {
-      finish(a1[i], y + 16, j.bias ? j.bias + 16 : nullptr, j.accumulate, j.cols - 16);
+      finish(a1[i], y + 16, j.bias ? j.bias + 16 : nullptr, s ? s + 16 : nullptr, j.accumulate,
+             j.cols - 16);
     }
   }
 }

@@ -4,6 +4,7 @@
 // round-trips when the target lacks the width: that is what made the old AVX2 path slow.)
 #include "model/packed_kernels.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "model/half_bits.h"
@@ -31,7 +32,7 @@ inline F32x4 wide4(const uint16_t* w, const float*, bool is_f16) {
 }
 inline F32x4 wide4(const int8_t* w, const float* s) {
   F32x4 v;
-  for (int t = 0; t < 4; ++t) v[t] = float(w[t]) * s[t];
+  for (int t = 0; t < 4; ++t) v[t] = s != nullptr ? float(w[t]) * s[t] : float(w[t]);
   return v;
 }
 
@@ -42,6 +43,8 @@ inline void tile(const PanelJob& j, int64_t row, int c0) {
   const float* x = j.x + row * j.ldx;
   const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
   const int64_t group = F == PanelFormat::i8 ? j.group : k;
+  // int8 per channel scales the finished chain once (packed_kernels.h).
+  const float* channel_scale = F == PanelFormat::i8 && group >= k ? j.scales + c0 : nullptr;
   for (int64_t p = 0; p < k; ++p) {
     F32x4 w0, w1;
     if constexpr (F == PanelFormat::f32) {
@@ -49,8 +52,8 @@ inline void tile(const PanelJob& j, int64_t row, int c0) {
       w0 = load4(w), w1 = load4(w + 4);
     } else if constexpr (F == PanelFormat::i8) {
       const int8_t* w = static_cast<const int8_t*>(j.panel) + p * kCols + c0;
-      const float* s = j.scales + (p / group) * kCols + c0;
-      w0 = wide4(w, s), w1 = wide4(w + 4, s + 4);
+      const float* s = channel_scale ? nullptr : j.scales + (p / group) * kCols + c0;
+      w0 = wide4(w, s), w1 = wide4(w + 4, s ? s + 4 : nullptr);
     } else {
       const uint16_t* w = static_cast<const uint16_t*>(j.panel) + p * kCols + c0;
       w0 = wide4(w, nullptr, F == PanelFormat::f16),
@@ -69,7 +72,11 @@ inline void tile(const PanelJob& j, int64_t row, int c0) {
     std::memcpy(lanes + 4, &a[i][1], sizeof(F32x4));
     for (int t = 0; t < 8 && c0 + t < j.cols; ++t) {
       float s = lanes[t];
-      if (j.bias != nullptr) s += j.bias[c0 + t];
+      if (channel_scale != nullptr) {
+        s = std::fma(s, channel_scale[t], j.bias != nullptr ? j.bias[c0 + t] : 0.f);
+      } else if (j.bias != nullptr) {
+        s += j.bias[c0 + t];
+      }
       y[c0 + t] = j.accumulate ? y[c0 + t] + s : s;
     }
   }

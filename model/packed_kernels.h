@@ -8,8 +8,12 @@
 // (the engine's batch invariance rests on it).
 //
 // A panel holds fp32, bf16, f16 or int8 weights (PanelFormat). The narrow ones are widened to
-// fp32 in registers as they are loaded (int8 also multiplied by its scale), so a kernel's result
-// equals the fp32 kernel's on the widened weights bit for bit; only the bytes read differ.
+// fp32 in registers as they are loaded, so a kernel's result equals the fp32 kernel's on the
+// widened weights bit for bit; only the bytes read differ. int8 per group of k-steps is also
+// multiplied by its group's scale as it is loaded. int8 per output channel (one group spanning
+// k) is not: the chain runs over the integers and its end is scaled once, as
+// fma(chain, scale, bias or 0), then + old y. That saves a multiply per weight vector, which
+// decides the M = 1 speed on AVX2 (bench/README), and rounds once instead of k times.
 #include <cstdint>
 
 #include "model/kernel_isa.h"

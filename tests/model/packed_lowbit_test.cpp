@@ -1,7 +1,7 @@
 // The packed linear on narrow weights (bf16, f16, int8 per channel and per group of 32) against
 // a double-precision loop over the widened weights, on every kernel this CPU can run, and bit
-// for bit against the fp32 kernel on the same widened weights: narrowing changes the bytes read,
-// not the arithmetic.
+// for bit against the fp32 kernel on the same widened weights (int8 per channel: on the
+// integers, scaled once after): narrowing changes the bytes read, not the arithmetic.
 #include <gtest/gtest.h>
 
 #include <c10/util/BFloat16.h>
@@ -35,8 +35,11 @@ const Format kFormats[] = {{PanelFormat::bf16, 0, "bf16"},
                            {PanelFormat::i8, 32, "i8/g32"}};
 
 // What the kernel must see: w rounded to the format, or quantized and dequantized, computed
-// here independently of the packer.
-std::vector<float> widened(const std::vector<float>& w, int64_t n, int64_t k, const Format& f) {
+// here independently of the packer. For int8, *ints and *scales (when given) receive the
+// integers as floats ([n, k]) and each group's scale ([n, groups]).
+std::vector<float> widened(const std::vector<float>& w, int64_t n, int64_t k, const Format& f,
+                           std::vector<float>* ints = nullptr,
+                           std::vector<float>* scales = nullptr) {
   std::vector<float> out(w.size());
   if (f.format != PanelFormat::i8) {
     for (size_t i = 0; i < w.size(); ++i) {
@@ -46,15 +49,20 @@ std::vector<float> widened(const std::vector<float>& w, int64_t n, int64_t k, co
     return out;
   }
   const int64_t g = f.group > 0 ? std::min(f.group, k) : k;
+  if (ints != nullptr) ints->assign(w.size(), 0.f);
+  if (scales != nullptr) scales->clear();
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t q0 = 0; q0 < k; q0 += g) {
       const int64_t q1 = std::min(k, q0 + g);
       float amax = 0;
       for (int64_t q = q0; q < q1; ++q) amax = std::max(amax, std::fabs(w[j * k + q]));
       const float s = amax / 127.f;
+      if (scales != nullptr) scales->push_back(s);
       for (int64_t q = q0; q < q1; ++q) {
         const float v = s > 0 ? std::nearbyint(w[j * k + q] * (1.f / s)) : 0.f;
-        out[j * k + q] = float(int8_t(std::clamp(v, -127.f, 127.f))) * s;
+        const float i = float(int8_t(std::clamp(v, -127.f, 127.f)));
+        out[j * k + q] = i * s;
+        if (ints != nullptr) (*ints)[j * k + q] = i;
       }
     }
   }
@@ -66,18 +74,23 @@ struct Case {
   int variant;  // bit 0: bias; bit 1: accumulate; 2: padded y rows; 3: padded x rows
 };
 
-// Runs the narrow kernel and the fp32 kernel (on the widened weights) on `isa`. Returns the
-// worst |double ref - y|; *exact says whether both kernels gave the same bits.
+// Runs the narrow kernel and the fp32 kernel on `isa`, and returns the worst |double ref - y|.
+// *exact says whether the narrow kernel gave the bits packed_kernels.h promises: the fp32
+// kernel's on the widened weights, or for int8 per channel, the fp32 kernel's chain over the
+// integers, then fma(chain, scale, bias or 0), then + old y.
 double run_case(const Case& c, const Format& f, KernelIsa isa, bool* ran, bool* exact) {
   const bool with_bias = c.variant & 1, accumulate = c.variant & 2;
+  // A group as long as k is one scale per channel: the kernel cannot tell them apart.
+  const bool per_channel = f.format == PanelFormat::i8 && (f.group == 0 || f.group >= c.k);
   const int64_t ldx = c.k + (c.variant == 3 ? 5 : 0), ldy = c.n + (c.variant == 2 ? 3 : 0);
   const auto x = randn(size_t(c.m * ldx), 1);
   const auto w = randn(size_t(c.n * c.k), 2);
   const auto bias = randn(size_t(c.n), 3);
   const auto y0 = randn(size_t(c.m * ldy), 4);
-  const std::vector<float> wide = widened(w, c.n, c.k, f);
+  std::vector<float> ints, scales;
+  const std::vector<float> wide = widened(w, c.n, c.k, f, &ints, &scales);
   const PackedWeight narrow(w.data(), PanelFormat::f32, c.n, c.k, f.format, f.group);
-  const PackedWeight full(wide.data(), c.n, c.k);
+  const PackedWeight full(per_channel ? ints.data() : wide.data(), c.n, c.k);
   std::vector<float> y = y0, y_full = y0;
   PackedLinearArgs a;
   a.x = x.data();
@@ -92,7 +105,20 @@ double run_case(const Case& c, const Format& f, KernelIsa isa, bool* ran, bool* 
   if (!*ran) return 0;
   a.w = &full;
   a.y = y_full.data();
+  if (per_channel) {
+    a.bias = nullptr;
+    a.accumulate = false;
+  }
   packed_linear_on(a, isa);
+  if (per_channel) {
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < c.n; ++j) {
+        float r = std::fma(y_full[i * ldy + j], scales[j], with_bias ? bias[j] : 0.f);
+        if (accumulate) r += y0[i * ldy + j];
+        y_full[i * ldy + j] = r;
+      }
+    }
+  }
   *exact = std::memcmp(y.data(), y_full.data(), y.size() * sizeof(float)) == 0;
   double worst = 0;
   for (int64_t i = 0; i < c.m; ++i) {
