@@ -1,7 +1,6 @@
 #include "model/lowbit_weights.h"
 
 #include <cstring>
-#include <stdexcept>
 
 #include "model/half_bits.h"
 
@@ -9,10 +8,7 @@ namespace ps {
 
 PanelFormat panel_format_for(at::ScalarType t, WeightQuantization q) {
   if (q == WeightQuantization::int8) return PanelFormat::i8;
-  if (t == at::kBFloat16) return PanelFormat::bf16;
-  if (t == at::kHalf) return PanelFormat::f16;
-  if (t == at::kFloat) return PanelFormat::f32;
-  throw std::invalid_argument("ModelRunner: weights must be float32, bfloat16 or float16");
+  return panel_format_of(t);
 }
 
 void gather_embedding_rows(const at::Tensor& table, const int32_t* ids, int64_t count, float* out) {

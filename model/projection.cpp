@@ -39,17 +39,18 @@ Projection::Projection(const at::Tensor& w, const LinearPlan& plan) : plan_(plan
   if (plan_.uses(LinearKernel::blas)) dense_ = w;
 }
 
+PanelFormat panel_format_of(at::ScalarType t) {
+  if (t == at::kBFloat16) return PanelFormat::bf16;
+  if (t == at::kHalf) return PanelFormat::f16;
+  if (t == at::kFloat) return PanelFormat::f32;
+  throw std::invalid_argument("ModelRunner: weights must be float32, bfloat16 or float16");
+}
+
 Projection::Projection(const at::Tensor& w, PanelFormat format, int64_t group) {
   if (w.dim() != 2 || !w.is_contiguous()) {
     throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D contiguous matrix");
   }
-  const at::ScalarType t = w.scalar_type();
-  const PanelFormat src = t == at::kBFloat16 ? PanelFormat::bf16
-                          : t == at::kHalf   ? PanelFormat::f16
-                          : t == at::kFloat  ? PanelFormat::f32
-                                             : throw std::invalid_argument(
-                                                   "ModelRunner: weights must be float32, "
-                                                    "bfloat16 or float16");
+  const PanelFormat src = panel_format_of(w.scalar_type());
   n_ = w.size(0);
   k_ = w.size(1);
   packed_ = PackedWeight(w.data_ptr(), src, n_, k_, format, group);

@@ -11,6 +11,10 @@
 
 namespace ps {
 
+// The panel format that holds a matrix of dtype `t` as it is (f32, bf16, f16); throws
+// std::invalid_argument for any other dtype.
+PanelFormat panel_format_of(at::ScalarType t);
+
 class Projection {
  public:
   Projection() = default;

@@ -11,52 +11,25 @@
 
 #include "model/packed_linear.h"
 
+#include "tests/model/packed_case.h"
 #include "tests/model/randn.h"
 
 namespace ps {
 namespace {
 
+using testing_util::PackedCase;
+using testing_util::PackedCaseData;
 using testing_util::randn;
-
-struct Case {
-  int64_t m, n, k;
-  int variant;  // bit 0: bias; bit 1: accumulate; 2: padded y rows; 3: padded x rows
-};
+using Case = PackedCase;
 
 // Worst |ref - y| over the output; padding between rows must stay untouched.
 double run_case(const Case& c, KernelIsa isa, bool* ran) {
-  const bool with_bias = c.variant & 1, accumulate = c.variant & 2;
-  const int64_t ldx = c.k + (c.variant == 3 ? 5 : 0), ldy = c.n + (c.variant == 2 ? 3 : 0);
-  const auto x = randn(size_t(c.m * ldx), 1);
-  const auto w = randn(size_t(c.n * c.k), 2);
-  const auto bias = randn(size_t(c.n), 3);
-  const auto y0 = randn(size_t(c.m * ldy), 4);
-  std::vector<float> y = y0;
-  const PackedWeight packed(w.data(), c.n, c.k);
-  PackedLinearArgs a;
-  a.x = x.data();
-  a.w = &packed;
-  a.bias = with_bias ? bias.data() : nullptr;
-  a.y = y.data();
-  a.m = c.m;
-  a.ldx = ldx;
-  a.ldy = ldy;
-  a.accumulate = accumulate;
-  *ran = packed_linear_on(a, isa);
+  const PackedCaseData d(c);
+  const PackedWeight packed(d.w.data(), c.n, c.k);
+  std::vector<float> y = d.y0;
+  *ran = packed_linear_on(d.args(&packed, y.data()), isa);
   if (!*ran) return 0;
-  double worst = 0;
-  for (int64_t i = 0; i < c.m; ++i) {
-    for (int64_t j = 0; j < c.n; ++j) {
-      double ref = accumulate ? y0[i * ldy + j] : 0.0;
-      if (with_bias) ref += bias[j];
-      for (int64_t p = 0; p < c.k; ++p) ref += double(x[i * ldx + p]) * w[j * c.k + p];
-      worst = std::max(worst, std::abs(ref - y[i * ldy + j]));
-    }
-    for (int64_t j = c.n; j < ldy; ++j) {
-      if (y[i * ldy + j] != y0[i * ldy + j]) return 1e9;  // wrote into the padding
-    }
-  }
-  return worst;
+  return d.worst_error(d.w, y);
 }
 
 // Row counts around every tile height (2, 6, 12) and the 128-row chunk; n around the 32-column

@@ -16,6 +16,7 @@
 #include "model/half_bits.h"
 #include "model/packed_linear.h"
 
+#include "tests/model/packed_case.h"
 #include "tests/model/randn.h"
 
 namespace ps {
@@ -69,42 +70,24 @@ std::vector<float> widened(const std::vector<float>& w, int64_t n, int64_t k, co
   return out;
 }
 
-struct Case {
-  int64_t m, n, k;
-  int variant;  // bit 0: bias; bit 1: accumulate; 2: padded y rows; 3: padded x rows
-};
+using Case = testing_util::PackedCase;
 
 // Runs the narrow kernel and the fp32 kernel on `isa`, and returns the worst |double ref - y|.
 // *exact says whether the narrow kernel gave the bits packed_kernels.h promises: the fp32
 // kernel's on the widened weights, or for int8 per channel, the fp32 kernel's chain over the
 // integers, then fma(chain, scale, bias or 0), then + old y.
 double run_case(const Case& c, const Format& f, KernelIsa isa, bool* ran, bool* exact) {
-  const bool with_bias = c.variant & 1, accumulate = c.variant & 2;
+  const testing_util::PackedCaseData d(c);
   // A group as long as k is one scale per channel: the kernel cannot tell them apart.
   const bool per_channel = f.format == PanelFormat::i8 && (f.group == 0 || f.group >= c.k);
-  const int64_t ldx = c.k + (c.variant == 3 ? 5 : 0), ldy = c.n + (c.variant == 2 ? 3 : 0);
-  const auto x = randn(size_t(c.m * ldx), 1);
-  const auto w = randn(size_t(c.n * c.k), 2);
-  const auto bias = randn(size_t(c.n), 3);
-  const auto y0 = randn(size_t(c.m * ldy), 4);
   std::vector<float> ints, scales;
-  const std::vector<float> wide = widened(w, c.n, c.k, f, &ints, &scales);
-  const PackedWeight narrow(w.data(), PanelFormat::f32, c.n, c.k, f.format, f.group);
+  const std::vector<float> wide = widened(d.w, c.n, c.k, f, &ints, &scales);
+  const PackedWeight narrow(d.w.data(), PanelFormat::f32, c.n, c.k, f.format, f.group);
   const PackedWeight full(per_channel ? ints.data() : wide.data(), c.n, c.k);
-  std::vector<float> y = y0, y_full = y0;
-  PackedLinearArgs a;
-  a.x = x.data();
-  a.w = &narrow;
-  a.bias = with_bias ? bias.data() : nullptr;
-  a.y = y.data();
-  a.m = c.m;
-  a.ldx = ldx;
-  a.ldy = ldy;
-  a.accumulate = accumulate;
-  *ran = packed_linear_on(a, isa);
+  std::vector<float> y = d.y0, y_full = d.y0;
+  *ran = packed_linear_on(d.args(&narrow, y.data()), isa);
   if (!*ran) return 0;
-  a.w = &full;
-  a.y = y_full.data();
+  PackedLinearArgs a = d.args(&full, y_full.data());
   if (per_channel) {
     a.bias = nullptr;
     a.accumulate = false;
@@ -113,26 +96,14 @@ double run_case(const Case& c, const Format& f, KernelIsa isa, bool* ran, bool* 
   if (per_channel) {
     for (int64_t i = 0; i < c.m; ++i) {
       for (int64_t j = 0; j < c.n; ++j) {
-        float r = std::fma(y_full[i * ldy + j], scales[j], with_bias ? bias[j] : 0.f);
-        if (accumulate) r += y0[i * ldy + j];
-        y_full[i * ldy + j] = r;
+        float r = std::fma(y_full[i * d.ldy + j], scales[j], d.with_bias ? d.bias[j] : 0.f);
+        if (d.accumulate) r += d.y0[i * d.ldy + j];
+        y_full[i * d.ldy + j] = r;
       }
     }
   }
   *exact = std::memcmp(y.data(), y_full.data(), y.size() * sizeof(float)) == 0;
-  double worst = 0;
-  for (int64_t i = 0; i < c.m; ++i) {
-    for (int64_t j = 0; j < c.n; ++j) {
-      double ref = accumulate ? y0[i * ldy + j] : 0.0;
-      if (with_bias) ref += bias[j];
-      for (int64_t p = 0; p < c.k; ++p) ref += double(x[i * ldx + p]) * wide[j * c.k + p];
-      worst = std::max(worst, std::abs(ref - y[i * ldy + j]));
-    }
-    for (int64_t j = c.n; j < ldy; ++j) {
-      if (y[i * ldy + j] != y0[i * ldy + j]) return 1e9;  // wrote into the padding
-    }
-  }
-  return worst;
+  return d.worst_error(wide, y);
 }
 
 // Row counts around every tile height (2, 6, 12); n around the panel and its halves; k from 1,

@@ -1,0 +1,71 @@
+#pragma once
+// One case of the packed-linear kernel tests (packed_linear_test, packed_lowbit_test): the
+// shape, the variant (bias, accumulate, padded strides), inputs from fixed seeds, the kernel's
+// arguments, and the double-precision reference the output is held to.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "model/packed_linear.h"
+
+#include "tests/model/randn.h"
+
+namespace ps::testing_util {
+
+struct PackedCase {
+  int64_t m, n, k;
+  int variant;  // bit 0: bias; bit 1: accumulate; 2: padded y rows; 3: padded x rows
+};
+
+struct PackedCaseData {
+  PackedCase c;
+  bool with_bias, accumulate;
+  int64_t ldx, ldy;
+  std::vector<float> x, w, bias, y0;  // w: [n, k], as a checkpoint holds it
+
+  explicit PackedCaseData(const PackedCase& pc)
+      : c(pc),
+        with_bias(pc.variant & 1),
+        accumulate(pc.variant & 2),
+        ldx(pc.k + (pc.variant == 3 ? 5 : 0)),
+        ldy(pc.n + (pc.variant == 2 ? 3 : 0)),
+        x(randn(size_t(pc.m * ldx), 1)),
+        w(randn(size_t(pc.n * pc.k), 2)),
+        bias(randn(size_t(pc.n), 3)),
+        y0(randn(size_t(pc.m * ldy), 4)) {}
+
+  // The case's arguments for weight `packed` writing into `y` (which starts as y0).
+  PackedLinearArgs args(const PackedWeight* packed, float* y) const {
+    PackedLinearArgs a;
+    a.x = x.data();
+    a.w = packed;
+    a.bias = with_bias ? bias.data() : nullptr;
+    a.y = y;
+    a.m = c.m;
+    a.ldx = ldx;
+    a.ldy = ldy;
+    a.accumulate = accumulate;
+    return a;
+  }
+
+  // Worst |double reference - y| with weights `ref_w` ([n, k]); 1e9 when the kernel wrote into
+  // the padding between output rows.
+  double worst_error(const std::vector<float>& ref_w, const std::vector<float>& y) const {
+    double worst = 0;
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < c.n; ++j) {
+        double ref = accumulate ? y0[i * ldy + j] : 0.0;
+        if (with_bias) ref += bias[j];
+        for (int64_t p = 0; p < c.k; ++p) ref += double(x[i * ldx + p]) * ref_w[j * c.k + p];
+        worst = std::max(worst, std::abs(ref - y[i * ldy + j]));
+      }
+      for (int64_t j = c.n; j < ldy; ++j) {
+        if (y[i * ldy + j] != y0[i * ldy + j]) return 1e9;
+      }
+    }
+    return worst;
+  }
+};
+
+}  // namespace ps::testing_util
