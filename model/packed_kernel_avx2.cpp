@@ -113,8 +113,8 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   const T* w = static_cast<const T*>(j.panel) + c0;
   const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
   // int8 per channel (one group spanning k) streams the integers and scales the result once
-  // (packed_kernels.h): one multiply per weight vector fewer, which at M = 1 is a third of
-  // the vector ALU work and what kept this path short of the read bandwidth.
+  // (packed_kernels.h): one multiply per weight vector fewer, a third of the vector ALU work
+  // per weight (batch-1 int8 decode 6-9% faster, bench/README.md).
   const bool per_channel = F == PanelFormat::i8 && j.group >= k;
   if (F == PanelFormat::i8 && !per_channel) {
     const float* s = j.scales + c0;
