@@ -328,8 +328,7 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
   m.lm_head = projection(lm_head.contiguous(), tuner, options);
   release_mapped_pages(*m.weights, lm_head);
-  const PanelFormat embed_format =
-      panel_format_for(m.embed.scalar_type(), WeightQuantization::none);
+  const PanelFormat embed_format = panel_format_of(m.embed.scalar_type());
   const bool tied =
       !m.weights->lm_head.defined() || m.weights->lm_head.is_same(m.weights->embed_tokens);
   m.embed_from_lm_head =

@@ -17,10 +17,9 @@
 namespace ps {
 namespace {
 
-using testing_util::PackedCase;
 using testing_util::PackedCaseData;
 using testing_util::randn;
-using Case = PackedCase;
+using Case = testing_util::PackedCase;
 
 // Worst |ref - y| over the output; padding between rows must stay untouched.
 double run_case(const Case& c, KernelIsa isa, bool* ran) {
