@@ -72,6 +72,7 @@ void BM_PagedAttention(benchmark::State& state) {
 }
 
 BENCHMARK(BM_PagedAttention)
+    ->Args({256, 128, 1})
     ->Args({64, 128, 1})
     ->Args({16, 128, 1})
     ->Args({1, 1024, 1})
