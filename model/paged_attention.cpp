@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/attention_heads.h"
 #include "model/half_bits.h"
 #include "model/runner_simd.h"
 
@@ -22,8 +23,15 @@ namespace {
 // block while it is in L1.
 constexpr int32_t kRowsPerItem = 16;
 
+// An item covers KV heads [kv_begin, kv_end) of its rows: all of them when there are enough
+// items for the threads without splitting heads, so that one core reads each cache block's
+// token rows whole (the KV heads of a token are adjacent: one head alone is every other 256
+// bytes at head_dim 64, and that half-used stream ran the decode kernel memory-bound); one a
+// item otherwise (a single decoding sequence still uses every core).
+constexpr int32_t kItemsPerThreadBeforeSplittingHeads = 4;
+
 struct WorkItem {
-  int32_t seq, kv_head, row_begin, row_end;
+  int32_t seq, kv_begin, kv_end, row_begin, row_end;
   int64_t cost;  // attended (query vector, cache position) pairs: what the item's time tracks
 };
 
@@ -162,7 +170,9 @@ struct Scratch {
   std::vector<float> acc, m, l, p;
 };
 
-template <int kD, typename KV>
+// HG > 0: the grouped-head fast path (attention_heads.h), HG heads at a time with W-float
+// vectors; HG == 0: the per-head path above, for any head_dim.
+template <int W, int kD, int HG, typename KV>
 PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
                            const KV* k_cache, const KV* v_cache) {
   const int32_t D = kD > 0 ? kD : a.head_dim;
@@ -172,7 +182,8 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   const int32_t qlen = a.query_start[w.seq + 1] - q0;
   const int32_t first_pos = a.context_len[w.seq] - qlen;  // position of the sequence's row 0
   const int32_t kv_end = first_pos + w.row_end;           // the item's last row attends [0, kv_end)
-  const int32_t nq = (w.row_end - w.row_begin) * G;
+  const int32_t heads = (w.kv_end - w.kv_begin) * G;      // query heads of one row in this item
+  const int32_t nq = (w.row_end - w.row_begin) * heads;
   const int64_t tok_stride = int64_t{a.num_kv_heads} * D;
   std::fill_n(sc.acc.data(), int64_t{nq} * D, 0.f);
   std::fill_n(sc.m.data(), nq, kNegInf);
@@ -180,24 +191,34 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   const int32_t* table = a.block_tables + int64_t{w.seq} * a.max_blocks_per_seq;
   for (int32_t b = 0; b * BS < kv_end; ++b) {
     const int32_t t0 = b * BS;
-    const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + w.kv_head) * D;
-    const KV* kb = k_cache + base;
-    const KV* vb = v_cache + base;
-    for (int32_t r = w.row_begin; r < w.row_end; ++r) {
-      const int32_t n = std::min(BS, first_pos + r + 1 - t0);  // causal limit inside the block
-      if (n <= 0) continue;
-      const float* qrow = a.q + (q0 + r) * a.q_row_stride + int64_t{w.kv_head} * G * D;
-      for (int32_t h = 0; h < G; ++h) {
-        const int32_t j = (r - w.row_begin) * G + h;
-        attend_block<kD>(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(), sc.m[j],
-                         sc.l[j], sc.acc.data() + int64_t{j} * D);
+    for (int32_t g = w.kv_begin; g < w.kv_end; ++g) {
+      const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + g) * D;
+      const KV* kb = k_cache + base;
+      const KV* vb = v_cache + base;
+      for (int32_t r = w.row_begin; r < w.row_end; ++r) {
+        const int32_t n = std::min(BS, first_pos + r + 1 - t0);  // causal limit inside the block
+        if (n <= 0) continue;
+        const float* qrow = a.q + (q0 + r) * a.q_row_stride + int64_t{g} * G * D;
+        const int32_t j0 = (r - w.row_begin) * heads + (g - w.kv_begin) * G;
+        if constexpr (HG > 0) {
+          for (int32_t h = 0; h < G; h += HG) {
+            attn::attend_block_heads<W, kD, HG>(qrow + h * D, kb, vb, tok_stride, n, BS, a.scale,
+                                                sc.p.data(), &sc.m[j0 + h], &sc.l[j0 + h],
+                                                sc.acc.data() + int64_t{j0 + h} * D);
+          }
+        } else {
+          for (int32_t h = 0; h < G; ++h) {
+            attend_block<kD>(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(),
+                             sc.m[j0 + h], sc.l[j0 + h], sc.acc.data() + int64_t{j0 + h} * D);
+          }
+        }
       }
     }
   }
   for (int32_t r = w.row_begin; r < w.row_end; ++r) {
-    float* orow = a.out + (q0 + r) * a.out_row_stride + int64_t{w.kv_head} * G * D;
-    for (int32_t h = 0; h < G; ++h) {
-      const int32_t j = (r - w.row_begin) * G + h;
+    float* orow = a.out + (q0 + r) * a.out_row_stride + int64_t{w.kv_begin} * G * D;
+    for (int32_t h = 0; h < heads; ++h) {
+      const int32_t j = (r - w.row_begin) * heads + h;
       const float inv = 1.0f / sc.l[j];  // l >= 1: the max term contributes e^0
       const float* acc = sc.acc.data() + int64_t{j} * D;
       for (int32_t d = 0; d < D; ++d) orow[h * D + d] = acc[d] * inv;
@@ -205,39 +226,63 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   }
 }
 
-template <typename KV>
+// The grouped path for the head dims models use (a compile-time multiple of W), heads taken 4,
+// 2 or 1 at a time as the group size divides; the per-head path for any other head_dim.
+template <int W, int kD, typename KV>
+PS_INLINE void run_item_grouped(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
+                                const KV* k_cache, const KV* v_cache) {
+  const int32_t G = a.num_heads / a.num_kv_heads;
+  if (G % 4 == 0) {
+    attend_item<W, kD, 4>(a, w, sc, k_cache, v_cache);
+  } else if (G % 2 == 0) {
+    attend_item<W, kD, 2>(a, w, sc, k_cache, v_cache);
+  } else {
+    attend_item<W, kD, 1>(a, w, sc, k_cache, v_cache);
+  }
+}
+
+template <int W, typename KV>
 PS_INLINE void run_item_on(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
                            const KV* k_cache, const KV* v_cache) {
   switch (a.head_dim) {
     case 64:
-      attend_item<64>(a, w, sc, k_cache, v_cache);
+      run_item_grouped<W, 64>(a, w, sc, k_cache, v_cache);
       break;
     case 128:
-      attend_item<128>(a, w, sc, k_cache, v_cache);
+      run_item_grouped<W, 128>(a, w, sc, k_cache, v_cache);
       break;
     default:
-      attend_item<0>(a, w, sc, k_cache, v_cache);
+      attend_item<W, 0, 0>(a, w, sc, k_cache, v_cache);
       break;
   }
 }
 
+template <int W>
 PS_INLINE void run_item_body(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
   if (a.k_cache_bf16 != nullptr) {
-    run_item_on(a, w, sc, a.k_cache_bf16, a.v_cache_bf16);
+    run_item_on<W>(a, w, sc, a.k_cache_bf16, a.v_cache_bf16);
   } else {
-    run_item_on(a, w, sc, a.k_cache, a.v_cache);
+    run_item_on<W>(a, w, sc, a.k_cache, a.v_cache);
   }
 }
 
-PS_ISA_DISPATCH(run_item, (const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc), (a, w, sc))
+PS_ISA_DISPATCH_WIDTH(run_item, (const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc),
+                      (a, w, sc))
 
 void check(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("paged_attention: ") + what);
 }
 
-std::vector<WorkItem> plan_items(const PagedAttentionArgs& a) {
+std::vector<WorkItem> plan_items(const PagedAttentionArgs& a, int64_t threads) {
   std::vector<WorkItem> items;
   const int64_t group = a.num_heads / a.num_kv_heads;
+  int64_t row_chunks = 0;
+  for (int32_t s = 0; s < a.num_seqs; ++s) {
+    const int32_t qlen = a.query_start[s + 1] - a.query_start[s];
+    row_chunks += (std::max(qlen, 0) + kRowsPerItem - 1) / kRowsPerItem;
+  }
+  const int32_t kv_per_item =
+      row_chunks >= kItemsPerThreadBeforeSplittingHeads * threads ? a.num_kv_heads : 1;
   for (int32_t s = 0; s < a.num_seqs; ++s) {
     const int32_t qlen = a.query_start[s + 1] - a.query_start[s];
     check(qlen >= 0, "query_start must not decrease");
@@ -247,8 +292,10 @@ std::vector<WorkItem> plan_items(const PagedAttentionArgs& a) {
     const int32_t first_pos = a.context_len[s] - qlen;
     for (int32_t r0 = 0; r0 < qlen; r0 += kRowsPerItem) {
       const int32_t r1 = std::min(qlen, r0 + kRowsPerItem);
-      const int64_t cost = group * (r1 - r0) * (first_pos + (r0 + r1) / 2 + 1);
-      for (int32_t g = 0; g < a.num_kv_heads; ++g) items.push_back({s, g, r0, r1, cost});
+      const int64_t cost = kv_per_item * group * (r1 - r0) * (first_pos + (r0 + r1) / 2 + 1);
+      for (int32_t g = 0; g < a.num_kv_heads; g += kv_per_item) {
+        items.push_back({s, g, g + kv_per_item, r0, r1, cost});
+      }
     }
   }
   // Largest first, handed out dynamically: one long prefill chunk and many decodes balance.
@@ -270,17 +317,19 @@ void paged_attention(const PagedAttentionArgs& a) {
   if (a.num_seqs == 0) return;
   const bool cache = a.k_cache_bf16 ? a.v_cache_bf16 != nullptr : (a.k_cache && a.v_cache);
   check(a.q && cache && a.block_tables && a.query_start && a.context_len && a.out, "null pointer");
-  const std::vector<WorkItem> items = plan_items(a);
+  const std::vector<WorkItem> items = plan_items(a, at::get_num_threads());
   if (items.empty()) return;
 
-  const int64_t nq_max = kRowsPerItem * int64_t{a.num_heads / a.num_kv_heads};
+  const int64_t nq_max = kRowsPerItem * int64_t{a.num_heads};
   std::atomic<size_t> next{0};
   auto worker = [&](int64_t, int64_t) {
     thread_local Scratch sc;
     sc.acc.resize(nq_max * a.head_dim);
     sc.m.resize(nq_max);
     sc.l.resize(nq_max);
-    sc.p.resize((a.block_size + 7) / 8 * 8);
+    // Per-head scores (block_size rounded up to 8), or a grouped block's tiles: at most
+    // block_size + 1 tiles of 16.
+    sc.p.resize((int64_t{a.block_size} + 1) * 16);
     for (size_t i = next++; i < items.size(); i = next++) run_item(a, items[i], sc);
   };
   int64_t total = 0;

@@ -36,10 +36,39 @@
     }                                                                   \
     NAME##_generic ARGS;                                                \
   }
+// The same for a body templated on its vector width in floats: 16 (one AVX-512 register) on
+// AVX-512, 8 on AVX2 and generic.
+#define PS_ISA_DISPATCH_WIDTH(NAME, PARAMS, ARGS)                       \
+  __attribute__((target("arch=x86-64-v4"))) void NAME##_avx512 PARAMS { \
+    NAME##_body<16> ARGS;                                               \
+  }                                                                     \
+  __attribute__((target("arch=x86-64-v3"))) void NAME##_avx2 PARAMS {   \
+    NAME##_body<8> ARGS;                                                \
+  }                                                                     \
+  void NAME##_generic PARAMS {                                          \
+    NAME##_body<8> ARGS;                                                \
+  }                                                                     \
+  void NAME PARAMS {                                                    \
+    switch (active_kernel_isa()) {                                      \
+      case KernelIsa::avx512:                                           \
+        NAME##_avx512 ARGS;                                             \
+        return;                                                         \
+      case KernelIsa::avx2:                                             \
+        NAME##_avx2 ARGS;                                               \
+        return;                                                         \
+      case KernelIsa::generic:                                          \
+        break;                                                          \
+    }                                                                   \
+    NAME##_generic ARGS;                                                \
+  }
 #else
 #define PS_ISA_DISPATCH(NAME, PARAMS, ARGS) \
   void NAME PARAMS {                        \
     NAME##_body ARGS;                       \
+  }
+#define PS_ISA_DISPATCH_WIDTH(NAME, PARAMS, ARGS) \
+  void NAME PARAMS {                              \
+    NAME##_body<8> ARGS;                          \
   }
 #endif
 

@@ -1,5 +1,6 @@
 // The paged-attention kernel against a dense causal attention computed in double from the
-// same logical K/V, with the cache scattered over random blocks.
+// same logical K/V, with the cache scattered over random blocks, on every kernel ISA this CPU
+// can run (each has its own vector width on the grouped-head path).
 #include "model/paged_attention.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,9 @@
 #include <numeric>
 #include <random>
 #include <vector>
+
+#include "model/half_bits.h"
+#include "model/kernel_isa.h"
 
 namespace ps {
 namespace {
@@ -23,6 +27,7 @@ struct Case {
   std::vector<SeqSpec> seqs;
   int32_t q_pad = 0;  // extra floats per q row, as in the fused qkv buffer
   float q_scale = 1.f;
+  bool bf16_cache = false;  // K/V stored bf16 (the reference uses the same rounded values)
 };
 
 // Runs the kernel and the reference; returns max |difference|.
@@ -51,8 +56,14 @@ double run_case(const Case& c, uint32_t seed) {
   std::vector<int32_t> tables(int64_t{S} * std::max(max_blocks, 1), -1);
   std::vector<float> k_cache(int64_t{num_blocks} * BS * kv_width),
       v_cache(int64_t{num_blocks} * BS * kv_width);
-  for (float& x : k_cache) x = 1e3f * normal(rng);  // garbage where nothing may be read
-  for (float& x : v_cache) x = 1e3f * normal(rng);
+  // Garbage where nothing may be used: token rows of large values and rows of NaN, alternating.
+  // The grouped path reads K rows past a sequence's end inside its last block: a large score let
+  // into the block's max, or a NaN into the sums, would show in the output.
+  for (size_t i = 0; i < k_cache.size(); ++i) {
+    const bool nan_row = (i / kv_width) % 2 == 1;
+    k_cache[i] = nan_row ? NAN : 1e3f * normal(rng);
+    v_cache[i] = nan_row ? 1e3f * normal(rng) : NAN;
+  }
 
   // Logical K/V per sequence, [context_len, KV, D], also written through the table.
   std::vector<std::vector<float>> keys(S), values(S);
@@ -63,6 +74,10 @@ double run_case(const Case& c, uint32_t seed) {
     values[s].resize(int64_t{L} * kv_width);
     for (float& x : keys[s]) x = normal(rng);
     for (float& x : values[s]) x = normal(rng);
+    if (c.bf16_cache) {
+      for (float& x : keys[s]) x = bf16_to_float(float_to_bf16(x));
+      for (float& x : values[s]) x = bf16_to_float(float_to_bf16(x));
+    }
     for (int32_t b = 0; b * BS < L; ++b) tables[int64_t{s} * max_blocks + b] = ids[next_id++];
     for (int32_t p = 0; p < L; ++p) {
       const int64_t slot = int64_t{tables[int64_t{s} * max_blocks + p / BS]} * BS + p % BS;
@@ -79,8 +94,16 @@ double run_case(const Case& c, uint32_t seed) {
   PagedAttentionArgs a;
   a.q = q.data();
   a.q_row_stride = q_stride;
-  a.k_cache = k_cache.data();
-  a.v_cache = v_cache.data();
+  std::vector<uint16_t> k16(k_cache.size()), v16(v_cache.size());
+  for (size_t i = 0; i < k_cache.size(); ++i) {
+    k16[i] = float_to_bf16(k_cache[i]);
+    v16[i] = float_to_bf16(v_cache[i]);
+  }
+  if (c.bf16_cache) {
+    a.set_cache(k16.data(), v16.data(), true);
+  } else {
+    a.set_cache(k_cache.data(), v_cache.data(), false);
+  }
   a.block_tables = tables.data();
   a.max_blocks_per_seq = max_blocks;
   a.query_start = query_start.data();
@@ -118,12 +141,23 @@ double run_case(const Case& c, uint32_t seed) {
           double o = 0;
           for (int32_t p = 0; p <= pos; ++p) o += w[p] * values[s][p * kv_width + g * D + d];
           o /= sum;
-          worst = std::max(worst, std::abs(o - out[int64_t{row} * H * D + h * D + d]));
+          const double got = out[int64_t{row} * H * D + h * D + d];
+          worst = std::isfinite(got) ? std::max(worst, std::abs(o - got)) : INFINITY;
         }
       }
     }
   }
   return worst;
+}
+
+// The case on every ISA this CPU can run, each within `bound` of the reference.
+void expect_close_on_every_isa(const Case& c, uint32_t seed, double bound = 2e-5) {
+  const KernelIsa before = active_kernel_isa();
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    force_kernel_isa(isa);
+    EXPECT_LT(run_case(c, seed), bound) << "kernel ISA " << kernel_isa_name(isa);
+  }
+  force_kernel_isa(before);
 }
 
 // Mixed batch: decodes (query 1), a prompt from scratch, a later chunk of a prompt longer than
@@ -133,31 +167,60 @@ std::vector<SeqSpec> mixed_batch() {
 }
 
 TEST(PagedAttention, MatchesDenseReferenceWithoutGqa) {
-  EXPECT_LT(run_case({4, 4, 64, 16, mixed_batch()}, 1), 2e-5);
+  expect_close_on_every_isa({4, 4, 64, 16, mixed_batch()}, 1);
 }
 
 TEST(PagedAttention, MatchesDenseReferenceWithGqa4) {
-  EXPECT_LT(run_case({8, 2, 64, 16, mixed_batch()}, 2), 2e-5);
+  expect_close_on_every_isa({8, 2, 64, 16, mixed_batch()}, 2);
 }
 
 TEST(PagedAttention, HeadDim128AndStridedQueries) {
-  EXPECT_LT(run_case({4, 1, 128, 16, mixed_batch(), 3 * 128}, 3), 2e-5);
+  expect_close_on_every_isa({4, 1, 128, 16, mixed_batch(), 3 * 128}, 3);
 }
 
 TEST(PagedAttention, OddHeadDimAndBlockSize) {
   // head_dim 20 exercises the scalar tails; block size 5 the partial exp8 groups.
-  EXPECT_LT(run_case({6, 3, 20, 5, mixed_batch()}, 4), 2e-5);
-  EXPECT_LT(run_case({2, 2, 8, 1, {{9, 9}, {4, 1}}}, 5), 2e-5);
+  expect_close_on_every_isa({6, 3, 20, 5, mixed_batch()}, 4);
+  expect_close_on_every_isa({2, 2, 8, 1, {{9, 9}, {4, 1}}}, 5);
 }
 
 TEST(PagedAttention, LongPrefillSplitsAcrossItems) {
-  EXPECT_LT(run_case({8, 2, 64, 16, {{300, 300}, {513, 1}, {200, 77}}}, 6), 2e-5);
+  expect_close_on_every_isa({8, 2, 64, 16, {{300, 300}, {513, 1}, {200, 77}}}, 6);
 }
 
 TEST(PagedAttention, LargeScoresStayFinite) {
   // Scores in the hundreds: without the running max, exp overflows to inf.
-  Case c{2, 1, 16, 4, {{40, 40}, {33, 3}}, 0, 60.f};
-  EXPECT_LT(run_case(c, 7), 2e-5);
+  expect_close_on_every_isa({2, 1, 16, 4, {{40, 40}, {33, 3}}, 0, 60.f}, 7);
+  // The same on the grouped path (head_dim 64), whose max and exp run on whole tiles.
+  expect_close_on_every_isa({8, 2, 64, 16, {{40, 40}, {33, 3}}, 0, 8.f}, 8);
+}
+
+// The grouped-head path takes 4, 2 or 1 heads at a time as the group size divides: group sizes
+// 8 (two passes of 4), 2 and 3 (one head at a time).
+TEST(PagedAttention, GroupSizesTwoThreeAndEight) {
+  expect_close_on_every_isa({16, 2, 64, 16, mixed_batch()}, 9);
+  expect_close_on_every_isa({4, 2, 64, 16, mixed_batch()}, 10);
+  expect_close_on_every_isa({6, 2, 64, 16, mixed_batch()}, 11);
+  expect_close_on_every_isa({4, 2, 128, 16, mixed_batch()}, 12);
+}
+
+// Block sizes that a tile of U tokens does not divide: a block's last tile would run past its
+// end, so its tokens are scored one at a time (U is 4 or 2 at group size 4, 16 or 8 at 1).
+TEST(PagedAttention, BlockSizesTheTileDoesNotDivide) {
+  expect_close_on_every_isa({8, 2, 64, 7, mixed_batch()}, 13);
+  expect_close_on_every_isa({8, 2, 64, 6, mixed_batch()}, 14);
+  expect_close_on_every_isa({2, 2, 64, 12, mixed_batch()}, 15);
+  expect_close_on_every_isa({8, 2, 64, 1, {{9, 9}, {4, 1}}}, 16);
+}
+
+// A bf16 cache, widened as it is read, on both paths.
+TEST(PagedAttention, Bf16CacheMatchesOnBothPaths) {
+  Case grouped{8, 2, 64, 16, mixed_batch()};
+  grouped.bf16_cache = true;
+  expect_close_on_every_isa(grouped, 17);
+  Case per_head{6, 3, 20, 5, mixed_batch()};
+  per_head.bf16_cache = true;
+  expect_close_on_every_isa(per_head, 18);
 }
 
 TEST(PagedAttention, RejectsBadShapes) {
