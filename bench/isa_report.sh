@@ -34,18 +34,34 @@ echo
 echo "== packed linear per ISA vs OpenBLAS (build/bench/bench_model_linear)"
 build/bench/bench_model_linear --benchmark_min_time=0.1 >"$OUT/linear.txt" 2>&1
 sed -n '/^Summary/,$p' "$OUT/linear.txt"
+# OpenBLAS picks its kernel by CPU, not by our --kernel-isa: on an AVX-512 host the run above
+# compares our forced AVX2 path with OpenBLAS's AVX-512 kernel. An AVX2-only host runs
+# OpenBLAS's Haswell kernel, so the AVX2 path is measured against that too, and the forced-AVX2
+# engine runs below use it (their tuner's blas candidate).
+haswell_blas=()
+if grep -qw avx512f /proc/cpuinfo && [[ " $isas " == *" avx2 "* ]]; then
+  haswell_blas=(env OPENBLAS_CORETYPE=Haswell)
+  echo
+  echo "== the AVX2 path vs OpenBLAS on its Haswell (AVX2) kernel, as on an AVX2-only host"
+  "${haswell_blas[@]}" build/bench/bench_model_linear --benchmark_filter='avx2|Blas' \
+    --benchmark_min_time=0.1 >"$OUT/linear-haswell-blas.txt" 2>&1
+  sed -n '/^Summary/,$p' "$OUT/linear-haswell-blas.txt"
+fi
 
 for isa in $isas; do
   [[ "$isa" == generic ]] && continue  # the fallback: measured above, too slow to matter here
+  blas_env=()
+  [[ "$isa" == avx2 ]] && blas_env=(${haswell_blas[@]+"${haswell_blas[@]}"})
   echo
-  echo "== bench offline --kernel-isa $isa (64 prompts x 64 in, 128 out, --max-num-seqs 64)"
-  "$BIN" bench offline --model "$MODEL" --kernel-isa "$isa" --json "$OUT/offline-$isa.json" \
-    >"$OUT/offline-$isa.txt" 2>&1
+  echo "== bench offline --kernel-isa $isa (64 prompts x 64 in, 128 out, --max-num-seqs 64)" \
+    "${blas_env[*]:-}"
+  ${blas_env[@]+"${blas_env[@]}"} "$BIN" bench offline --model "$MODEL" --kernel-isa "$isa" \
+    --json "$OUT/offline-$isa.json" >"$OUT/offline-$isa.txt" 2>&1
   grep -E '^(kernels|continuous|single|machine|model|bandwidth|compute)' "$OUT/offline-$isa.txt"
   for clients in 16 64; do
     echo "-- serve / offline, $clients streaming clients, --kernel-isa $isa"
     BENCH_PROMPTS=$clients BENCH_ENGINE_FLAGS="--kernel-isa $isa" \
-      bash bench/http_vs_offline.sh "$MODEL" 1 2>&1 | tail -n 2
+      ${blas_env[@]+"${blas_env[@]}"} bash bench/http_vs_offline.sh "$MODEL" 1 2>&1 | tail -n 2
   done
 done
 echo

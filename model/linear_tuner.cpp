@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include "model/blas_core.h"
 #include "model/kernel_isa.h"
 #include "model/packed_linear.h"
 #include "model/projection.h"
@@ -160,8 +161,9 @@ LinearTuner::LinearTuner(LinearMode mode, double budget_s, std::string cache_pat
     : mode_(mode),
       budget_s_(budget_s),
       cache_path_(cache_path.empty() ? default_cache_path() : std::move(cache_path)) {
+  // The OpenBLAS kernel too: OPENBLAS_CORETYPE changes the blas candidate on the same CPU.
   machine_ = cpu_model() + " isa=" + kernel_isa_name(active_kernel_isa()) +
-             " threads=" + std::to_string(at::get_num_threads());
+             " threads=" + std::to_string(at::get_num_threads()) + " blas=" + blas_core_name();
   if (mode_ == LinearMode::auto_tune) load_cache();
 }
 
@@ -281,9 +283,10 @@ std::string LinearTuner::summary() const {
                   linear_mode_name(mode_);
   if (mode_ == LinearMode::auto_tune) {
     char buf[64];
-    std::snprintf(buf, sizeof(buf), " (tuned %.2f s%s)", spent_s_,
+    std::snprintf(buf, sizeof(buf), " (tuned %.2f s%s", spent_s_,
                   cache_hit_any_ ? (tuned_any_ ? ", partly cached" : ", cached") : "");
     s += buf;
+    s += "; against OpenBLAS core " + blas_core_name() + ")";
     s += "; plans by weight shape (out x in)";
     for (const auto& [shape, plan] : plans_) {
       s += "; " + std::to_string(shape.first) + "x" + std::to_string(shape.second) + " " +

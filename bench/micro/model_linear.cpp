@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "model/blas_core.h"
 #include "model/kernel_isa.h"
 #include "model/machine_probe.h"
 #include "model/packed_linear.h"
@@ -134,17 +135,26 @@ std::vector<Shape> parse_shapes(int* argc, char** argv) {
 }
 
 void print_summary(const std::vector<Shape>& shapes) {
+  // The candidates this run measured (a --benchmark_filter may leave some out).
+  auto measured = [](const std::string& w) {
+    for (const auto& entry : g_seconds) {
+      if (std::get<2>(entry.first) == w) return true;
+    }
+    return false;
+  };
   std::vector<std::string> who;
   for (ps::KernelIsa isa : ps::runnable_kernel_isas()) {
-    who.push_back(std::string("packed-") + ps::kernel_isa_name(isa));
+    const std::string w = std::string("packed-") + ps::kernel_isa_name(isa);
+    if (measured(w)) who.push_back(w);
   }
   who.push_back("blas");
   std::printf(
-      "\nSummary (this run, %d threads, kernel ISA %s by default). GFLOP/s per candidate; "
-      "<isa>/blas = blas time / packed time (>1: packed faster). At M = 1 also the weight "
-      "bytes read per second, as a %% of the read bandwidth over a buffer as large as that "
-      "shape's %d cycled copies (the same memory level), measured in this run.\n",
-      at::get_num_threads(), ps::kernel_isa_name(ps::active_kernel_isa()), kCopies);
+      "\nSummary (this run, %d threads, kernel ISA %s by default, OpenBLAS core %s). GFLOP/s "
+      "per candidate; <isa>/blas = blas time / packed time (>1: packed faster). At M = 1 also "
+      "the weight bytes read per second, as a %% of the read bandwidth over a buffer as large "
+      "as that shape's %d cycled copies (the same memory level), measured in this run.\n",
+      at::get_num_threads(), ps::kernel_isa_name(ps::active_kernel_isa()),
+      ps::blas_core_name().c_str(), kCopies);
   for (const Shape& s : shapes) {
     const double bandwidth_gbs = ps::measure_read_bandwidth(kCopies * 4 * s.n * s.k);
     std::printf("%s (n %ld, k %ld; read bandwidth %.1f GB/s over %.0f MB)\n  %5s", s.name.c_str(),

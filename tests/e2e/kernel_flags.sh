@@ -45,11 +45,22 @@ done
 export PAGEDSERVE_TUNING_CACHE="$WORK/tuning.json"
 start_server auto --kernel auto
 check "auto: start line shows the tuned plans" \
-  "$(grep -c '^kernels: kernel isa [a-z0-9]*, linear auto (tuned .* s); ' "$WORK/server-auto.log")" = 1
+  "$(grep -c '^kernels: kernel isa [a-z0-9]*, linear auto (tuned .* s; against OpenBLAS core [A-Za-z0-9]*); ' "$WORK/server-auto.log")" = 1
 check "auto: the tuning cache was written" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$WORK/tuning.json")" = 1
 stop_server "$SERVER_PID" TERM 30
 start_server auto2 --kernel auto
-check "auto again: read from the cache" "$(grep -c '^kernels: .*linear auto (tuned 0.00 s, cached)' "$WORK/server-auto2.log")" = 1
+check "auto again: read from the cache" "$(grep -c '^kernels: .*linear auto (tuned 0.00 s, cached; ' "$WORK/server-auto2.log")" = 1
+stop_server "$SERVER_PID" TERM 30
+# OpenBLAS's own kernel choice (what an AVX2-only host runs, forced): named on the start line,
+# and part of the tuning cache's key, so the cached plans of the other core are not reused.
+OPENBLAS_CORETYPE=Haswell start_server auto-haswell --kernel auto
+check "auto with OPENBLAS_CORETYPE=Haswell: the start line names that core" \
+  "$(grep -cE '^kernels: .*linear auto \(tuned [0-9.]* s(, cached)?; against OpenBLAS core Haswell\); ' "$WORK/server-auto-haswell.log")" = 1
+default_core=$(grep -o 'against OpenBLAS core [A-Za-z0-9]*' "$WORK/server-auto.log" | awk '{print $4}')
+if [ "$default_core" != Haswell ]; then
+  check "another OpenBLAS core than the cached one ($default_core): tuned afresh" \
+    "$(grep -c '^kernels: .*linear auto (tuned [0-9.]* s; against OpenBLAS core Haswell); ' "$WORK/server-auto-haswell.log")" = 1
+fi
 stop_server "$SERVER_PID" TERM 30
 
 # PAGEDSERVE_KERNEL is the default of --kernel (the test suite pins it); the flag wins over it.

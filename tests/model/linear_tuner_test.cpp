@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/blas_core.h"
 #include "model/linear_tuner.h"
 #include "model/projection.h"
 
@@ -143,6 +144,27 @@ TEST(LinearTuner, AutoChoiceFollowsItsOwnTimings) {
   EXPECT_EQ(tuner.plan_for(w.data(), n, k).kernel, plan.kernel);
   EXPECT_EQ(tuner.seconds_spent(), spent);
   EXPECT_NE(tuner.summary().find("96x64"), std::string::npos) << tuner.summary();
+}
+
+// The blas candidate is whatever kernel OpenBLAS chose for this CPU (OPENBLAS_CORETYPE overrides
+// it): the summary names it, and the cache keys on it, so an entry tuned against another core
+// is not read back.
+TEST(LinearTuner, SummaryAndCacheKeyNameTheOpenBlasCore) {
+  const std::string core = blas_core_name();
+  EXPECT_NE(core, "unknown") << "ATen's BLAS here is OpenBLAS (Debian's libtorch)";
+  EXPECT_EQ(core.find(' '), std::string::npos) << "'" << core << "'";
+  const std::string path = temp_path("core.json");
+  std::filesystem::remove(path);
+  const auto w = randn(64 * 32, 10);
+  {
+    LinearTuner tuner(LinearMode::auto_tune, 5.0, path);
+    tuner.plan_for(w.data(), 64, 32);
+    EXPECT_NE(tuner.summary().find("against OpenBLAS core " + core + ")"), std::string::npos)
+        << tuner.summary();
+  }
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(" blas=" + core + " 64x32"), std::string::npos) << text;
 }
 
 // A zero budget times nothing: every bucket falls back to the packed kernel.
