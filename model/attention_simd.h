@@ -12,20 +12,11 @@
 namespace ps::attn {
 
 template <int W>
-struct Lanes;
-template <>
-struct Lanes<8> {
-  typedef float F __attribute__((vector_size(32)));
-  typedef int32_t I __attribute__((vector_size(32)));
-  typedef uint32_t U __attribute__((vector_size(32)));
-  typedef uint16_t H __attribute__((vector_size(16)));
-};
-template <>
-struct Lanes<16> {
-  typedef float F __attribute__((vector_size(64)));
-  typedef int32_t I __attribute__((vector_size(64)));
-  typedef uint32_t U __attribute__((vector_size(64)));
-  typedef uint16_t H __attribute__((vector_size(32)));
+struct Lanes {
+  typedef float F __attribute__((vector_size(4 * W)));
+  typedef int32_t I __attribute__((vector_size(4 * W)));
+  typedef uint32_t U __attribute__((vector_size(4 * W)));
+  typedef uint16_t H __attribute__((vector_size(2 * W)));
 };
 template <int W>
 using Vec = typename Lanes<W>::F;

@@ -12,41 +12,22 @@
 
 // Defines `void NAME PARAMS` running `NAME##_body ARGS` compiled for the active kernel ISA.
 // (GCC's target_clones did this with an ifunc chosen by the CPU alone, which cannot be forced.)
+// PS_ISA_DISPATCH_WIDTH does the same for a body templated on its vector width in floats: 16
+// (one AVX-512 register) on AVX-512, 8 on AVX2 and generic.
 #if PS_X86_KERNELS
-#define PS_ISA_DISPATCH(NAME, PARAMS, ARGS)                             \
+#define PS_ISA_DISPATCH(NAME, PARAMS, ARGS) \
+  PS_ISA_DEFINE(NAME, PARAMS, ARGS, NAME##_body, NAME##_body, NAME##_body)
+#define PS_ISA_DISPATCH_WIDTH(NAME, PARAMS, ARGS) \
+  PS_ISA_DEFINE(NAME, PARAMS, ARGS, NAME##_body<16>, NAME##_body<8>, NAME##_body<8>)
+#define PS_ISA_DEFINE(NAME, PARAMS, ARGS, BODY512, BODY2, BODYG)        \
   __attribute__((target("arch=x86-64-v4"))) void NAME##_avx512 PARAMS { \
-    NAME##_body ARGS;                                                   \
+    BODY512 ARGS;                                                       \
   }                                                                     \
   __attribute__((target("arch=x86-64-v3"))) void NAME##_avx2 PARAMS {   \
-    NAME##_body ARGS;                                                   \
+    BODY2 ARGS;                                                         \
   }                                                                     \
   void NAME##_generic PARAMS {                                          \
-    NAME##_body ARGS;                                                   \
-  }                                                                     \
-  void NAME PARAMS {                                                    \
-    switch (active_kernel_isa()) {                                      \
-      case KernelIsa::avx512:                                           \
-        NAME##_avx512 ARGS;                                             \
-        return;                                                         \
-      case KernelIsa::avx2:                                             \
-        NAME##_avx2 ARGS;                                               \
-        return;                                                         \
-      case KernelIsa::generic:                                          \
-        break;                                                          \
-    }                                                                   \
-    NAME##_generic ARGS;                                                \
-  }
-// The same for a body templated on its vector width in floats: 16 (one AVX-512 register) on
-// AVX-512, 8 on AVX2 and generic.
-#define PS_ISA_DISPATCH_WIDTH(NAME, PARAMS, ARGS)                       \
-  __attribute__((target("arch=x86-64-v4"))) void NAME##_avx512 PARAMS { \
-    NAME##_body<16> ARGS;                                               \
-  }                                                                     \
-  __attribute__((target("arch=x86-64-v3"))) void NAME##_avx2 PARAMS {   \
-    NAME##_body<8> ARGS;                                                \
-  }                                                                     \
-  void NAME##_generic PARAMS {                                          \
-    NAME##_body<8> ARGS;                                                \
+    BODYG ARGS;                                                         \
   }                                                                     \
   void NAME PARAMS {                                                    \
     switch (active_kernel_isa()) {                                      \
