@@ -25,9 +25,10 @@ constexpr int32_t kRowsPerItem = 16;
 
 // An item covers KV heads [kv_begin, kv_end) of its rows: all of them when there are enough
 // items for the threads without splitting heads, so that one core reads each cache block's
-// token rows whole (the KV heads of a token are adjacent: one head alone is every other 256
-// bytes at head_dim 64, and that half-used stream ran the decode kernel memory-bound); one a
-// item otherwise (a single decoding sequence still uses every core).
+// token rows whole (a token's KV heads are adjacent; at head_dim 64 one head alone is every
+// other 256 bytes: covering both heads made 64 decoding sequences 10-19% faster in
+// bench_model_paged_attention); one KV head an item otherwise, so that a single decoding
+// sequence still uses every core.
 constexpr int32_t kItemsPerThreadBeforeSplittingHeads = 4;
 
 struct WorkItem {
@@ -59,10 +60,10 @@ PS_INLINE float widen(uint16_t h) {
   return f;
 }
 
-// kD > 0: head_dim known at compile time, so the loops unroll fully.
-template <int kD, typename KV>
-PS_INLINE float dot(const float* q, const KV* k, int32_t d_rt) {
-  const int32_t D = kD > 0 ? kD : d_rt;
+// The per-head path, for a head_dim the grouped path (attention_heads.h) has no compile-time
+// instance of: one query head against tokens [0, n) of a block at a time.
+template <typename KV>
+PS_INLINE float dot(const float* q, const KV* k, int32_t D) {
   F32x8 a0{}, a1{};
   int32_t d = 0;
   for (; d + 16 <= D; d += 16) {
@@ -75,41 +76,13 @@ PS_INLINE float dot(const float* q, const KV* k, int32_t d_rt) {
   return s;
 }
 
-// p[t] = scale * q·k_t for t < n. With head_dim a compile-time multiple of 16, q is held in
-// registers and four tokens run side by side: a single token's dot is a chain of dependent
-// FMAs, latency-bound at a quarter of the core's FMA rate.
-template <int kD, typename KV>
-PS_INLINE void scores(const float* q, const KV* kb, int64_t tok_stride, int32_t n, int32_t d_rt,
-                      float scale, float* p) {
-  int32_t t = 0;
-  if constexpr (kD > 0 && kD % 16 == 0) {
-    constexpr int V = kD / 8;
-    F32x8 qv[V];
-#pragma GCC unroll 16
-    for (int i = 0; i < V; ++i) qv[i] = load8(q + 8 * i);
-    for (; t + 4 <= n; t += 4) {
-      F32x8 acc[4][2] = {};
-      const KV* k = kb + t * tok_stride;
-#pragma GCC unroll 16
-      for (int i = 0; i < V; ++i) {
-#pragma GCC unroll 4
-        for (int u = 0; u < 4; ++u) acc[u][i % 2] += qv[i] * load8(k + u * tok_stride + 8 * i);
-      }
-#pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) p[t + u] = hsum8(acc[u][0] + acc[u][1]) * scale;
-    }
-  }
-  for (; t < n; ++t) p[t] = dot<kD>(q, kb + t * tok_stride, d_rt) * scale;
-}
-
-// One query vector against tokens [0, n) of one cache block: the online-softmax update of
-// (running max m, running sum l, unnormalized output acc).
-template <int kD, typename KV>
+// The online-softmax update of (running max m, running sum l, unnormalized output acc) by
+// tokens [0, n) of one block; p: scratch of n rounded up to 8 floats.
+template <typename KV>
 PS_INLINE void attend_block(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
-                            int32_t n, int32_t d_rt, float scale, float* p, float& m, float& l,
+                            int32_t n, int32_t D, float scale, float* p, float& m, float& l,
                             float* acc) {
-  const int32_t D = kD > 0 ? kD : d_rt;
-  scores<kD>(q, kb, tok_stride, n, D, scale, p);
+  for (int32_t t = 0; t < n; ++t) p[t] = dot(q, kb + t * tok_stride, D) * scale;
   float block_max = kNegInf;
   for (int32_t t = 0; t < n; ++t) block_max = std::max(block_max, p[t]);
   if (block_max > m) {
@@ -136,23 +109,7 @@ PS_INLINE void attend_block(const float* q, const KV* kb, const KV* vb, int64_t 
   float lsum = hsum8(sum);
   for (int32_t t = n; t < n8; ++t) lsum -= p[t];
   l += lsum;
-  // acc += Σ p[t] v[t]. With head_dim known, all of acc stays in registers across the block's
-  // tokens: head_dim / 8 independent FMA chains, one broadcast of p[t] per token.
-  if constexpr (kD > 0 && kD % 8 == 0) {
-    constexpr int V = kD / 8;
-    F32x8 a[V];
-#pragma GCC unroll 16
-    for (int i = 0; i < V; ++i) a[i] = load8(acc + 8 * i);
-    for (int32_t t = 0; t < n; ++t) {
-      const F32x8 pt = splat8(p[t]);
-      const KV* v = vb + t * tok_stride;
-#pragma GCC unroll 16
-      for (int i = 0; i < V; ++i) a[i] += pt * load8(v + 8 * i);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < V; ++i) store8(acc + 8 * i, a[i]);
-    return;
-  }
+  // acc += sum of p[t] v[t]
   int32_t d = 0;
   for (; d + 8 <= D; d += 8) {
     F32x8 a = load8(acc + d);
@@ -171,7 +128,7 @@ struct Scratch {
 };
 
 // HG > 0: the grouped-head fast path (attention_heads.h), HG heads at a time with W-float
-// vectors; HG == 0: the per-head path above, for any head_dim.
+// vectors and head_dim kD; HG == 0 (kD 0): the per-head path above, for any head_dim.
 template <int W, int kD, int HG, typename KV>
 PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
                            const KV* k_cache, const KV* v_cache) {
@@ -208,8 +165,8 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
           }
         } else {
           for (int32_t h = 0; h < G; ++h) {
-            attend_block<kD>(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(),
-                             sc.m[j0 + h], sc.l[j0 + h], sc.acc.data() + int64_t{j0 + h} * D);
+            attend_block(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(), sc.m[j0 + h],
+                         sc.l[j0 + h], sc.acc.data() + int64_t{j0 + h} * D);
           }
         }
       }
