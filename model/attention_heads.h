@@ -43,7 +43,7 @@ PS_INLINE Vec<W> score_tile(const float* q, const KV* k, int64_t tok_stride) {
   return sum_each<W>(acc);
 }
 
-// One token's dot with HG heads, for a block whose last tile would run past the block's end.
+// One query head's dot with one token: a block's last tile, when it would run past the block.
 template <int W, int kD, typename KV>
 PS_INLINE float dot_row(const float* q, const KV* k) {
   Vec<W> a{};
