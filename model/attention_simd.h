@@ -60,19 +60,6 @@ template <int W, int... L>
 constexpr typename Lanes<W>::I xor_mask(int s, std::integer_sequence<int, L...>) {
   return typename Lanes<W>::I{(L ^ s)...};
 }
-// Max of all lanes by log2(W) swap-and-max steps: a chain of W scalar maxes is W latencies long.
-template <int W>
-PS_INLINE float hmaxv(const Vec<W>& in) {
-  Vec<W> v = in;
-  constexpr auto seq = std::make_integer_sequence<int, W>{};
-  if constexpr (W == 16)
-    v = v > __builtin_shuffle(v, xor_mask<W>(8, seq)) ? v
-                                                      : __builtin_shuffle(v, xor_mask<W>(8, seq));
-  v = v > __builtin_shuffle(v, xor_mask<W>(4, seq)) ? v : __builtin_shuffle(v, xor_mask<W>(4, seq));
-  v = v > __builtin_shuffle(v, xor_mask<W>(2, seq)) ? v : __builtin_shuffle(v, xor_mask<W>(2, seq));
-  v = v > __builtin_shuffle(v, xor_mask<W>(1, seq)) ? v : __builtin_shuffle(v, xor_mask<W>(1, seq));
-  return v[0];
-}
 template <int W>
 PS_INLINE float hsumv(const Vec<W>& in) {
   Vec<W> v = in;
