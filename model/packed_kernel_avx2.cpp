@@ -20,6 +20,27 @@ constexpr int kCols = 32;  // kPanelCols: four ymm vectors
 // Software prefetch 2 KB ahead of the panel stream, as in the AVX-512 kernel (which says why).
 constexpr int kPrefetchBytes = 2048;
 
+// The next panel of this thread, brought into L2 over this panel's passes, as in the AVX-512
+// kernel (which says why and what it measured).
+struct NextPanel {
+  const char* at;
+  const char* end;
+  int64_t stride;  // bytes per k-step
+};
+__attribute__((always_inline)) inline NextPanel next_panel(const PanelJob& j, int64_t passes) {
+  const char* at = static_cast<const char*>(j.next_panel);
+  if (at == nullptr) return {at, at, 0};
+  const int64_t per_step = j.next_bytes / (passes * j.k) + 1;
+  return {at, at + j.next_bytes, per_step < 128 ? per_step : 128};
+}
+__attribute__((always_inline)) inline void prefetch_next(NextPanel& n) {
+  if (n.at < n.end) {
+    _mm_prefetch(n.at, _MM_HINT_T1);
+    _mm_prefetch(n.at + n.stride / 2, _MM_HINT_T1);
+    n.at += n.stride;
+  }
+}
+
 // y[0, n) = r (+ bias) (+ y), n <= 8, in the same order as the full-width path. With `scale`
 // (int8 per channel) the first step is one fused r * scale + (bias or 0).
 __attribute__((always_inline)) inline void finish(__m256 r, float* y, const float* bias,
@@ -100,7 +121,8 @@ __attribute__((always_inline)) inline void step(__m256 (&a)[R][NV], const __m256
 // every other cache line of it); NV = 4 (the whole panel at once) for R <= 3, so a decode
 // step with few rows streams each panel once, contiguously.
 template <int R, int NV, PanelFormat F>
-__attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, int c0) {
+__attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, int c0,
+                                                NextPanel& next) {
   using T = typename Wide<F>::T;
   __m256 a[R][NV];
 #pragma GCC unroll 8
@@ -126,6 +148,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
       const int64_t g1 = g0 + group < k ? g0 + group : k;
       for (int64_t p = g0; p < g1; ++p, w += kCols) {
         _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_next(next);
         __m256 wv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) wv[v] = _mm256_mul_ps(Wide<F>::load(w + 8 * v), sv[v]);
@@ -135,6 +158,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
       _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+      prefetch_next(next);
       __m256 wv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) wv[v] = Wide<F>::load(w + 8 * v);
@@ -156,22 +180,24 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
 
 // R rows against the whole panel.
 template <int R, PanelFormat F>
-__attribute__((always_inline)) inline void rows_of(const PanelJob& j, int64_t row) {
+__attribute__((always_inline)) inline void rows_of(const PanelJob& j, int64_t row,
+                                                   NextPanel& next) {
   if constexpr (R <= 3) {
-    tile<R, 4, F>(j, row, 0);
+    tile<R, 4, F>(j, row, 0, next);
   } else {
-    tile<R, 2, F>(j, row, 0);
-    if (j.cols > 16) tile<R, 2, F>(j, row, 16);
+    tile<R, 2, F>(j, row, 0, next);
+    if (j.cols > 16) tile<R, 2, F>(j, row, 16, next);
   }
 }
 
 template <int R, PanelFormat F>
-__attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, int64_t rows) {
+__attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, int64_t rows,
+                                                NextPanel& next) {
   if constexpr (R > 0) {
     if (rows == R) {
-      rows_of<R, F>(j, row);
+      rows_of<R, F>(j, row, next);
     } else {
-      tail<R - 1, F>(j, row, rows);
+      tail<R - 1, F>(j, row, rows, next);
     }
   }
 }
@@ -179,9 +205,11 @@ __attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, 
 template <PanelFormat F>
 void panel(const PanelJob& j) {
   constexpr int kRows = 6;
+  // A tile of more than 3 rows passes over the panel twice (two halves of its columns).
+  NextPanel next = next_panel(j, j.rows <= 3 ? 1 : (j.rows + kRows - 1) / kRows * 2);
   int64_t row = 0;
-  for (; row + kRows <= j.rows; row += kRows) rows_of<kRows, F>(j, row);
-  if (row < j.rows) tail<kRows - 1, F>(j, row, j.rows - row);
+  for (; row + kRows <= j.rows; row += kRows) rows_of<kRows, F>(j, row, next);
+  if (row < j.rows) tail<kRows - 1, F>(j, row, j.rows - row, next);
 }
 
 }  // namespace

@@ -24,6 +24,33 @@ constexpr int kCols = 32;  // kPanelCols: two zmm vectors
 // (bench_model_lowbit_linear 1, one thread).
 constexpr int kPrefetchBytes = 2048;
 
+// The next panel of this thread, brought into L2 while the rows make their passes over this
+// one, spread evenly over those passes' k-steps (two prefetches a step: 128 bytes a step in one
+// pass of f32, else mostly the same line twice). Without it each panel's first pass waited on
+// DRAM, as 2 KB ahead is only ~16 steps: at M = 64, on the default model's weights streamed
+// from memory, the up and lm_head shapes ran at ~210 GFLOP/s against ~300 for a weight held in
+// L2; with it ~300 (bench_model_linear, bench/README.md). Spreading mattered: a line a step
+// (the whole panel in the first two passes) gave ~265, and 128 bytes a step in every pass
+// less still.
+struct NextPanel {
+  const char* at;
+  const char* end;
+  int64_t stride;  // bytes per k-step
+};
+__attribute__((always_inline)) inline NextPanel next_panel(const PanelJob& j, int64_t passes) {
+  const char* at = static_cast<const char*>(j.next_panel);
+  if (at == nullptr) return {at, at, 0};
+  const int64_t per_step = j.next_bytes / (passes * j.k) + 1;
+  return {at, at + j.next_bytes, per_step < 128 ? per_step : 128};
+}
+__attribute__((always_inline)) inline void prefetch_next(NextPanel& n) {
+  if (n.at < n.end) {
+    _mm_prefetch(n.at, _MM_HINT_T1);
+    _mm_prefetch(n.at + n.stride / 2, _MM_HINT_T1);
+    n.at += n.stride;
+  }
+}
+
 // y[0, n) = r (+ bias) (+ y), n <= 16; the masked loads never touch memory past n. With
 // `scale` (int8 per channel) the first step is one fused r * scale + (bias or 0).
 __attribute__((always_inline)) inline void finish(__m512 r, float* y, const float* bias,
@@ -91,7 +118,7 @@ __attribute__((always_inline)) inline void step(__m512 (&a0)[R], __m512 (&a1)[R]
 // Rows [row, row + R) against the whole panel: per step of k, 2 weight loads (widened for the
 // narrow formats; int8 also times its group's 2 scale vectors), R broadcasts, 2R FMAs.
 template <int R, PanelFormat F>
-__attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) {
+__attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, NextPanel& next) {
   using T = typename Wide<F>::T;
   __m512 a0[R], a1[R];
 #pragma GCC unroll 16
@@ -111,6 +138,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) 
       const int64_t g1 = g0 + group < k ? g0 + group : k;
       for (int64_t p = g0; p < g1; ++p, w += kCols) {
         _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+        prefetch_next(next);
         step<R>(a0, a1, x, ldx, p, _mm512_mul_ps(Wide<F>::load(w), s0),
                 _mm512_mul_ps(Wide<F>::load(w + 16), s1));
       }
@@ -118,6 +146,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) 
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
       _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+      prefetch_next(next);
       step<R>(a0, a1, x, ldx, p, Wide<F>::load(w), Wide<F>::load(w + 16));
     }
   }
@@ -135,12 +164,13 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row) 
 }
 
 template <int R, PanelFormat F>
-__attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, int64_t rows) {
+__attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, int64_t rows,
+                                                NextPanel& next) {
   if constexpr (R > 0) {
     if (rows == R) {
-      tile<R, F>(j, row);
+      tile<R, F>(j, row, next);
     } else {
-      tail<R - 1, F>(j, row, rows);
+      tail<R - 1, F>(j, row, rows, next);
     }
   }
 }
@@ -148,9 +178,10 @@ __attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, 
 template <PanelFormat F>
 void panel(const PanelJob& j) {
   constexpr int kRows = 12;
+  NextPanel next = next_panel(j, (j.rows + kRows - 1) / kRows);
   int64_t row = 0;
-  for (; row + kRows <= j.rows; row += kRows) tile<kRows, F>(j, row);
-  if (row < j.rows) tail<kRows - 1, F>(j, row, j.rows - row);
+  for (; row + kRows <= j.rows; row += kRows) tile<kRows, F>(j, row, next);
+  if (row < j.rows) tail<kRows - 1, F>(j, row, j.rows - row, next);
 }
 
 }  // namespace

@@ -68,6 +68,10 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.rows = std::min(a.m, r0 + kRowChunk) - r0;
       j.cols = int32_t(std::min(kPanelCols, w.n() - col));
       j.accumulate = a.accumulate;
+      if (u + 1 < u1 && (u + 1) % panels != u % panels) {
+        j.next_panel = w.panel_data((u + 1) % panels);
+        j.next_bytes = kPanelCols * w.k() * w.elem_bytes();
+      }
       fn(j);
     }
   });

@@ -53,6 +53,7 @@ class PackedWeight {
   // here instead of holding a second copy of the table; false (nothing written) for i8, whose
   // values are quantized.
   bool row(int64_t r, float* out) const;
+  int64_t elem_bytes() const { return elem_; }  // bytes per stored weight
   int64_t group() const { return group_; }
   int64_t groups() const { return (k_ + group_ - 1) / group_; }
   bool empty() const { return n_ == 0; }
