@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "model/blas_core.h"
+#include "model/build_id.h"
 #include "model/kernel_isa.h"
 #include "model/packed_linear.h"
 #include "model/projection.h"
@@ -39,6 +40,15 @@ std::string cpu_model() {
     }
   }
   return "unknown-cpu";
+}
+
+// The running program's file name ("pagedserve", "test_model"), without spaces.
+std::string program_name() {
+  std::error_code ec;
+  std::string name = std::filesystem::read_symlink("/proc/self/exe", ec).filename().string();
+  if (ec || name.empty()) return "unknown";
+  std::replace(name.begin(), name.end(), ' ', '_');
+  return name;
 }
 
 std::string default_cache_path() {
@@ -161,9 +171,14 @@ LinearTuner::LinearTuner(LinearMode mode, double budget_s, std::string cache_pat
     : mode_(mode),
       budget_s_(budget_s),
       cache_path_(cache_path.empty() ? default_cache_path() : std::move(cache_path)) {
-  // The OpenBLAS kernel too: OPENBLAS_CORETYPE changes the blas candidate on the same CPU.
+  // The OpenBLAS kernel too: OPENBLAS_CORETYPE changes the blas candidate on the same CPU. And
+  // the build: our kernels' speed is the build's (model/build_id.h). The program's name lets
+  // load_cache drop what its earlier builds saved without touching other programs' entries
+  // (the server's and the tests' binaries share one cache file).
+  program_ = " prog=" + program_name() + " build=";
   machine_ = cpu_model() + " isa=" + kernel_isa_name(active_kernel_isa()) +
-             " threads=" + std::to_string(at::get_num_threads()) + " blas=" + blas_core_name();
+             " threads=" + std::to_string(at::get_num_threads()) + " blas=" + blas_core_name() +
+             program_ + build_id().substr(0, 16);
   if (mode_ == LinearMode::auto_tune) load_cache();
 }
 
@@ -181,8 +196,11 @@ void LinearTuner::load_cache() {
       !j["plans"].is_object()) {
     return;
   }
+  const std::string this_build = program_ + build_id().substr(0, 16) + " ";
   for (const auto& [key, value] : j["plans"].items()) {
-    if (value.is_string()) cache_[key] = value.get<std::string>();
+    const bool stale = key.find(program_) != std::string::npos &&
+                       key.find(this_build) == std::string::npos;  // this program, another build
+    if (value.is_string() && !stale) cache_[key] = value.get<std::string>();
   }
 }
 

@@ -70,7 +70,8 @@ class LinearTuner {
   double budget_s_;
   double spent_s_ = 0;
   std::string cache_path_;
-  std::string machine_;  // CPU model, ISA, threads: what a cached choice depends on
+  std::string machine_;  // CPU model, ISA, threads, BLAS core, build: what a choice depends on
+  std::string program_;  // " prog=<name> build=", the part of machine_ before the build ID
   bool cache_hit_any_ = false, tuned_any_ = false;
   std::map<std::pair<int64_t, int64_t>, LinearPlan> plans_;
   std::map<std::pair<int64_t, int64_t>, std::array<LinearTiming, kLinearBuckets>> timings_;

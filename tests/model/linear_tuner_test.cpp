@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/blas_core.h"
+#include "model/build_id.h"
 #include "model/linear_tuner.h"
 #include "model/projection.h"
 
@@ -164,7 +165,70 @@ TEST(LinearTuner, SummaryAndCacheKeyNameTheOpenBlasCore) {
   }
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find(" blas=" + core + " 64x32"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(" blas=" + core + " prog=test_model build=" + build_id().substr(0, 16) + " 64x32"),
+      std::string::npos)
+      << text;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A plan cached by an earlier build of this program was timed with that build's kernels: it is
+// neither used nor kept (a new one is tuned). What other programs saved is left alone.
+TEST(LinearTuner, CacheDropsThisProgramsEarlierBuildsAndKeepsOtherPrograms) {
+  const std::string path = temp_path("builds.json");
+  std::filesystem::remove(path);
+  const auto w = randn(64 * 32, 12);
+  {
+    LinearTuner tuner(LinearMode::auto_tune, 5.0, path);
+    tuner.plan_for(w.data(), 64, 32);
+  }
+  std::string text = read_text(path);
+  const std::string ours = "build=" + build_id().substr(0, 16) + " 64x32";
+  const size_t at = text.find(ours);
+  ASSERT_NE(at, std::string::npos) << text;
+  const size_t key_start = text.rfind('"', at) + 1;
+  const std::string key = text.substr(key_start, at + ours.size() - key_start);
+  // The same key as another build of test_model, and as another program; both plans are ones
+  // no timing here would pick, so a read-back would show.
+  std::string old_build = key;
+  old_build.replace(old_build.find("build=") + 6, 16, "0123456789abcdef");
+  std::string other_program = key;
+  other_program.replace(other_program.find("prog=test_model"), 15, "prog=otherprog");
+  {
+    std::ofstream out(path);
+    out << "{\"version\": 1, \"plans\": {\"" << old_build << "\": \"blas@1-1,packed@2+\", \""
+        << other_program << "\": \"blas@1-3,packed@4+\"}}\n";
+  }
+  {
+    LinearTuner tuner(LinearMode::auto_tune, 5.0, path);
+    tuner.plan_for(w.data(), 64, 32);
+    EXPECT_EQ(tuner.summary().find("cached"), std::string::npos) << tuner.summary();
+  }
+  text = read_text(path);
+  EXPECT_EQ(text.find(old_build), std::string::npos) << text;
+  EXPECT_NE(text.find(key), std::string::npos) << text;
+  EXPECT_NE(text.find("\"" + other_program + "\": \"blas@1-3,packed@4+\""), std::string::npos)
+      << text;
+  std::filesystem::remove(path);
+}
+
+// The ID is the one the linker wrote into this test binary, as readelf reads it from the file.
+TEST(BuildId, MatchesReadelfOfThisBinary) {
+  const std::string id = build_id();
+  ASSERT_NE(id, "unknown") << "Debian's gcc links with --build-id";
+  EXPECT_EQ(id.size(), 40u) << id;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  FILE* p = ::popen(("readelf -n '" + self + "' 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  ::pclose(p);
+  EXPECT_NE(out.find("Build ID: " + id), std::string::npos) << out;
 }
 
 // A zero budget times nothing: every bucket falls back to the packed kernel.
