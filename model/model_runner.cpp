@@ -179,10 +179,20 @@ struct ModelRunner::Impl {
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
 
-  int64_t weight_bytes_per_token() const {
+  // The projections' bytes held, and those one decode step (M = 1) reads: fewer when a plan
+  // keeps a dense copy for OpenBLAS at large M.
+  int64_t projection_bytes_held() const {
     int64_t total = lm_head.bytes();
     for (const PackedLayer& l : layers) {
       total += l.qkv.bytes() + l.o_proj.bytes() + l.gate_up.bytes() + l.down.bytes();
+    }
+    return total;
+  }
+  int64_t weight_bytes_per_token() const {
+    int64_t total = lm_head.bytes_read(1);
+    for (const PackedLayer& l : layers) {
+      total += l.qkv.bytes_read(1) + l.o_proj.bytes_read(1) + l.gate_up.bytes_read(1) +
+               l.down.bytes_read(1);
     }
     return total;
   }
@@ -386,8 +396,8 @@ int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size
 int64_t ModelRunner::weight_bytes() const {
   const Impl& m = *impl_;
   auto bytes = [](const at::Tensor& t) { return t.defined() ? int64_t(t.nbytes()) : 0; };
-  int64_t total = m.weight_bytes_per_token() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) +
-                  bytes(m.final_norm);
+  int64_t total =
+      m.projection_bytes_held() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) + bytes(m.final_norm);
   for (const PackedLayer& l : m.layers) {
     total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
              bytes(l.post_norm);

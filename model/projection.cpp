@@ -83,6 +83,11 @@ bool Projection::gather_rows(const int32_t* ids, int64_t count, float* out) cons
   return true;
 }
 
+int64_t Projection::bytes_read(int64_t m) const {
+  if (plan_.for_rows(m) == LinearKernel::blas) return dense_.numel() * int64_t(sizeof(float));
+  return packed_.empty() ? 0 : packed_.bytes();
+}
+
 int64_t Projection::bytes() const {
   return (packed_.empty() ? 0 : packed_.bytes()) +
          (dense_.defined() ? dense_.numel() * int64_t(sizeof(float)) : 0);

@@ -29,7 +29,11 @@ class Projection {
 
   bool shape_is(int64_t n, int64_t k) const { return n_ == n && k_ == k; }
   const LinearPlan& plan() const { return plan_; }
-  int64_t bytes() const;
+  int64_t bytes() const;  // held: the panels and, when the plan uses BLAS, the dense copy
+  // What one call with m rows reads: the form the plan runs at m. A plan with BLAS at large M
+  // holds two copies, but a decode step at M = 1 reads only the panels; the bandwidth floor of
+  // `bench offline` divides by this, not by bytes().
+  int64_t bytes_read(int64_t m) const;
   PanelFormat packed_format() const { return packed_.format(); }
   // Rows ids[0, count) of the weight, widened to fp32, into out [count, k]; false (nothing
   // written) when the panels cannot give them exactly (i8, or no panels: a BLAS-only plan).

@@ -116,6 +116,10 @@ TEST(LinearTuner, MixedPlanRunsBothKernels) {
   const Projection mixed(wt, plan);
   const Projection packed_only(wt, LinearPlan{});
   EXPECT_EQ(mixed.bytes(), packed_only.bytes() + n * k * int64_t(sizeof(float)));
+  // Each call reads one of the two copies: the dense one at M = 1, the panels at M = 2.
+  EXPECT_EQ(mixed.bytes_read(1), n * k * int64_t(sizeof(float)));
+  EXPECT_EQ(mixed.bytes_read(2), packed_only.bytes());
+  EXPECT_EQ(packed_only.bytes_read(1), packed_only.bytes());
   for (int64_t m : {1, 5}) {
     const auto x = randn(size_t(m * k), 6);
     std::vector<float> a(size_t(m * n)), b(size_t(m * n));
