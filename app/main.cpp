@@ -32,7 +32,7 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ps::prefer_passive_openmp_wait(argv);
+  ps::prefer_short_openmp_spin(argv);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     usage();
     return argc < 2 ? 2 : 0;

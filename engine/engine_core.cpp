@@ -7,6 +7,7 @@
 #include "engine/lora_registry.h"
 #include "engine/spec_verifier.h"
 #include "model/executor_factory.h"
+#include "model/openmp_pool.h"
 #include "sampling/sampler.h"
 
 namespace ps {
@@ -100,6 +101,10 @@ EngineCore::~EngineCore() {
 }
 
 void EngineCore::start() {
+  // The runner was built (weights packed, kernels tuned) on this thread: its OpenMP pool goes,
+  // so the engine thread's is the only one and its workers spin between regions instead of
+  // sleeping (model/openmp_pool.h).
+  release_this_threads_openmp_pool();
   thread_ = std::thread([this] { loop(); });
 }
 

@@ -47,9 +47,12 @@ check "SIGINT on an idle server exits 0" "$STOP_RC" = 0
 start_server main --served-model-name tiny-test --shutdown-timeout 1
 models=$(curl -s "$URL/v1/models")
 # OpenMP workers sleep when idle (app/openmp_wait_policy.h): the binary re-executes itself with
-# OMP_WAIT_POLICY=passive, keeping its pid, unless the user chose a policy.
+# OMP_WAIT_POLICY=passive and GOMP_SPINCOUNT=30000 (a short spin, then sleep), keeping its pid,
+# unless the user chose a policy.
 check "the server runs with OMP_WAIT_POLICY=passive by default" \
   "$(tr '\0' '\n' <"/proc/$SERVER_PID/environ" | grep -c '^OMP_WAIT_POLICY=passive$')" = 1
+check "... and GOMP_SPINCOUNT=30000" \
+  "$(tr '\0' '\n' <"/proc/$SERVER_PID/environ" | grep -c '^GOMP_SPINCOUNT=30000$')" = 1
 check "/v1/models lists the served name" "$(echo "$models" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["object"], d["data"][0]["id"], d["data"][0]["max_model_len"])')" = "list tiny-test 4096"
 tok=$(curl -s -H 'Content-Type: application/json' -d '{"prompt":"Hello world"}' "$URL/tokenize")
 ids=$(echo "$tok" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["tokens"]))')
@@ -115,6 +118,8 @@ check "each in-flight stream ended with [DONE]" "$done_last" = 8
 OMP_WAIT_POLICY=active start_server plain --chat-template plain
 check "a user's OMP_WAIT_POLICY is kept" \
   "$(tr '\0' '\n' <"/proc/$SERVER_PID/environ" | grep -c '^OMP_WAIT_POLICY=active$')" = 1
+check "... and no GOMP_SPINCOUNT is added to it" \
+  "$(tr '\0' '\n' <"/proc/$SERVER_PID/environ" | grep -c '^GOMP_SPINCOUNT=')" = 0
 plain_ids=$(curl -s -H 'Content-Type: application/json' -d '{"messages":[{"role":"user","content":"你好"}]}' \
   "$URL/tokenize" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["tokens"]))')
 plain_text=$(curl -s -H 'Content-Type: application/json' -d "{\"tokens\":$plain_ids}" "$URL/detokenize" |
