@@ -148,7 +148,6 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
       const int64_t g1 = g0 + group < k ? g0 + group : k;
       for (int64_t p = g0; p < g1; ++p, w += kCols) {
         _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
-        prefetch_next(next);
         __m256 wv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) wv[v] = _mm256_mul_ps(Wide<F>::load(w + 8 * v), sv[v]);
@@ -158,7 +157,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
       _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
-      prefetch_next(next);
+      if constexpr (F != PanelFormat::i8) prefetch_next(next);
       __m256 wv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) wv[v] = Wide<F>::load(w + 8 * v);

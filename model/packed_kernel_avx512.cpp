@@ -31,7 +31,8 @@ constexpr int kPrefetchBytes = 2048;
 // from memory, the up and lm_head shapes ran at ~210 GFLOP/s against ~300 for a weight held in
 // L2; with it ~300 (bench_model_linear, bench/README.md). Spreading mattered: a line a step
 // (the whole panel in the first two passes) gave ~265, and 128 bytes a step in every pass
-// less still.
+// less still. int8 panels go without: their widening, not memory, bounds them, and the extra
+// instructions made bench_model_lowbit_linear's int8 layers 3-10% slower.
 struct NextPanel {
   const char* at;
   const char* end;
@@ -138,7 +139,6 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
       const int64_t g1 = g0 + group < k ? g0 + group : k;
       for (int64_t p = g0; p < g1; ++p, w += kCols) {
         _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
-        prefetch_next(next);
         step<R>(a0, a1, x, ldx, p, _mm512_mul_ps(Wide<F>::load(w), s0),
                 _mm512_mul_ps(Wide<F>::load(w + 16), s1));
       }
@@ -146,7 +146,7 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
       _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
-      prefetch_next(next);
+      if constexpr (F != PanelFormat::i8) prefetch_next(next);
       step<R>(a0, a1, x, ldx, p, Wide<F>::load(w), Wide<F>::load(w + 16));
     }
   }
