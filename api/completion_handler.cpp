@@ -20,8 +20,13 @@ namespace ps {
 namespace {
 
 // How long a handler waits for engine events before it looks at the connection again: the
-// bound on how late a disconnect is noticed when no tokens are flowing.
-constexpr std::chrono::milliseconds kPoll{50};
+// bound on how late a disconnect is noticed when no tokens are flowing. Each timeout wakes a
+// handler thread, which preempts the engine's OpenMP threads on a machine whose cores are all
+// theirs. At 50 ms, 256 streaming clients on 256 sequences (80 ms steps: every handler timed
+// out once a step) spent 3.6 s of HTTP-thread CPU on 32768 tokens against 0.6 s at 64 clients,
+// and gave 0.87-0.92x the 64-client output tok/s; at 250 ms, 0.8 s and 1.06x
+// (bench/client_scaling.sh, issue #14's closing note).
+constexpr std::chrono::milliseconds kPoll{250};
 
 // A request turned into engine requests: choice i of prompt p is requests[p * n + i].
 struct Prepared {
