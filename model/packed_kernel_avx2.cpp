@@ -8,8 +8,11 @@
 #if PS_X86_KERNELS
 #include <immintrin.h>
 
+#include "model/panel_prefetch.h"
+
 // Compiled for x86-64-v3 (AVX2, FMA). No inline function from a header is used (no std::),
-// so no AVX2 copy of shared code can be picked by the linker for baseline callers.
+// so no AVX2 copy of shared code can be picked by the linker for baseline callers;
+// panel_prefetch.h's functions are static, a private copy in each file.
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v3")
 
@@ -19,27 +22,6 @@ namespace {
 constexpr int kCols = 32;  // kPanelCols: four ymm vectors
 // Software prefetch 2 KB ahead of the panel stream, as in the AVX-512 kernel (which says why).
 constexpr int kPrefetchBytes = 2048;
-
-// The next panel of this thread, brought into L2 over this panel's passes, as in the AVX-512
-// kernel (which says why and what it measured).
-struct NextPanel {
-  const char* at;
-  const char* end;
-  int64_t stride;  // bytes per k-step
-};
-__attribute__((always_inline)) inline NextPanel next_panel(const PanelJob& j, int64_t passes) {
-  const char* at = static_cast<const char*>(j.next_panel);
-  if (at == nullptr) return {at, at, 0};
-  const int64_t per_step = j.next_bytes / (passes * j.k) + 1;
-  return {at, at + j.next_bytes, per_step < 128 ? per_step : 128};
-}
-__attribute__((always_inline)) inline void prefetch_next(NextPanel& n) {
-  if (n.at < n.end) {
-    _mm_prefetch(n.at, _MM_HINT_T1);
-    _mm_prefetch(n.at + n.stride / 2, _MM_HINT_T1);
-    n.at += n.stride;
-  }
-}
 
 // y[0, n) = r (+ bias) (+ y), n <= 8, in the same order as the full-width path. With `scale`
 // (int8 per channel) the first step is one fused r * scale + (bias or 0).

@@ -6,8 +6,11 @@
 #if PS_X86_KERNELS
 #include <immintrin.h>
 
+#include "model/panel_prefetch.h"
+
 // Everything in this file is compiled for x86-64-v4. It uses no inline function from a header
-// (no std::), so no AVX-512 copy of shared code can be picked by the linker for other callers.
+// (no std::), so no AVX-512 copy of shared code can be picked by the linker for other callers;
+// panel_prefetch.h's functions are static, a private copy in each file.
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
 // GCC 12's unmasked widening intrinsics (cvtph_ps, cvtepi8_epi32, ...) pass an "undefined"
@@ -23,34 +26,6 @@ constexpr int kCols = 32;  // kPanelCols: two zmm vectors
 // per k-step; a duplicate for int8's half-line steps costs nothing) at 85-90%
 // (bench_model_lowbit_linear 1, one thread).
 constexpr int kPrefetchBytes = 2048;
-
-// The next panel of this thread, brought into L2 while the rows make their passes over this
-// one, spread evenly over those passes' k-steps (two prefetches a step: 128 bytes a step in one
-// pass of f32, else mostly the same line twice). Without it each panel's first pass waited on
-// DRAM, as 2 KB ahead is only ~16 steps: at M = 64, on the default model's weights streamed
-// from memory, the up and lm_head shapes ran at ~210 GFLOP/s against ~300 for a weight held in
-// L2; with it ~300 (bench_model_linear, bench/README.md). Spreading mattered: a line a step
-// (the whole panel in the first two passes) gave ~265, and 128 bytes a step in every pass
-// less still. int8 panels go without: their widening, not memory, bounds them, and the extra
-// instructions made bench_model_lowbit_linear's int8 layers 3-10% slower.
-struct NextPanel {
-  const char* at;
-  const char* end;
-  int64_t stride;  // bytes per k-step
-};
-__attribute__((always_inline)) inline NextPanel next_panel(const PanelJob& j, int64_t passes) {
-  const char* at = static_cast<const char*>(j.next_panel);
-  if (at == nullptr) return {at, at, 0};
-  const int64_t per_step = j.next_bytes / (passes * j.k) + 1;
-  return {at, at + j.next_bytes, per_step < 128 ? per_step : 128};
-}
-__attribute__((always_inline)) inline void prefetch_next(NextPanel& n) {
-  if (n.at < n.end) {
-    _mm_prefetch(n.at, _MM_HINT_T1);
-    _mm_prefetch(n.at + n.stride / 2, _MM_HINT_T1);
-    n.at += n.stride;
-  }
-}
 
 // y[0, n) = r (+ bias) (+ y), n <= 16; the masked loads never touch memory past n. With
 // `scale` (int8 per channel) the first step is one fused r * scale + (bias or 0).
