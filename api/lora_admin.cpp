@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "engine/lora_registry.h"
-#include "model/openmp_pool.h"
 
 namespace ps {
 namespace {
@@ -91,12 +90,8 @@ std::variant<json, ApiError> load_lora_route(const ServingContext& ctx, const st
   try {
     adapter = ctx.read_lora(path);
   } catch (const std::exception& e) {
-    release_this_threads_openmp_pool();
     return invalid_param("lora_path", std::string("cannot load LoRA adapter: ") + e.what());
   }
-  // Converting the factors may have started an OpenMP pool on this HTTP thread: a second pool
-  // would cut the engine's workers' spin (model/openmp_pool.h).
-  release_this_threads_openmp_pool();
   if (auto error = ctx.engine->loras()->add(name, std::move(adapter))) {
     return invalid_param("lora_name", *error);
   }

@@ -1,5 +1,7 @@
 #include "engine/lora_registry.h"
 
+#include "model/openmp_pool.h"
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -26,6 +28,10 @@ LoraRegistry::LoraRegistry(int32_t max_loras)
 std::optional<std::string> LoraRegistry::add(const std::string& name,
                                              std::shared_ptr<const LoraAdapter> adapter) {
   if (!adapter || !adapter->packed) throw std::invalid_argument("LoraRegistry::add: no adapter");
+  // The caller (an HTTP thread, at runtime) just converted the factors, which may have started
+  // an OpenMP pool on it: a second pool would cut the engine's workers' spin
+  // (model/openmp_pool.h).
+  release_this_threads_openmp_pool();
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<Entry>* free_slot = nullptr;
   int32_t draining = 0;
