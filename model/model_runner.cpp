@@ -179,22 +179,22 @@ struct ModelRunner::Impl {
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
 
-  // The projections' bytes held, and those one decode step (M = 1) reads: fewer when a plan
-  // keeps a dense copy for OpenBLAS at large M.
-  int64_t projection_bytes_held() const {
-    int64_t total = lm_head.bytes();
+  // bytes_of(projection) summed over every projection (lm_head and each layer's four).
+  template <typename BytesOf>
+  int64_t sum_over_projections(BytesOf bytes_of) const {
+    int64_t total = bytes_of(lm_head);
     for (const PackedLayer& l : layers) {
-      total += l.qkv.bytes() + l.o_proj.bytes() + l.gate_up.bytes() + l.down.bytes();
+      total += bytes_of(l.qkv) + bytes_of(l.o_proj) + bytes_of(l.gate_up) + bytes_of(l.down);
     }
     return total;
   }
+  // The projections' bytes held, and those one decode step (M = 1) reads: fewer when a plan
+  // keeps a dense copy for OpenBLAS at large M.
+  int64_t projection_bytes_held() const {
+    return sum_over_projections([](const Projection& p) { return p.bytes(); });
+  }
   int64_t weight_bytes_per_token() const {
-    int64_t total = lm_head.bytes_read(1);
-    for (const PackedLayer& l : layers) {
-      total += l.qkv.bytes_read(1) + l.o_proj.bytes_read(1) + l.gate_up.bytes_read(1) +
-               l.down.bytes_read(1);
-    }
-    return total;
+    return sum_over_projections([](const Projection& p) { return p.bytes_read(1); });
   }
 };
 

@@ -8,8 +8,6 @@
 // began by waking the worker through the kernel: ~70 us a region on the 2-core KVM machine
 // (an empty at::parallel_for from a second thread, against ~0.3 us with one pool and a spin),
 // and a batch-1 decode token has 41 regions. app/openmp_wait_policy.h sets the spin.
-#include <cstdint>
-
 namespace ps {
 
 // Frees the calling thread's OpenMP pool (its workers exit). Call it on a thread that is done

@@ -39,9 +39,9 @@ struct PanelJob {
   int64_t rows = 0;
   int32_t cols = 0;         // valid columns of the panel, 1..kPanelCols
   bool accumulate = false;  // y += result instead of y = result
-  // The panel this thread multiplies next (nullptr if none) and its bytes. When the rows take
-  // more than one pass over this panel, the kernel prefetches that one into L2 a cache line per
-  // k-step meanwhile, so its first pass does not wait on DRAM (see packed_kernel_avx512.cpp).
+  // The panel this thread multiplies next (nullptr if none) and its bytes. The x86 kernels
+  // prefetch it into L2 over this panel's passes, so its first pass does not wait on DRAM
+  // (model/panel_prefetch.h; not for int8 panels).
   const void* next_panel = nullptr;
   int64_t next_bytes = 0;
 };
