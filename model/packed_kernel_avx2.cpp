@@ -102,7 +102,7 @@ __attribute__((always_inline)) inline void step(__m256 (&a)[R][NV], const __m256
 // R broadcasts, R NV FMAs. NV = 2 for the 6-row tile (the panel in two passes, each reading
 // every other cache line of it); NV = 4 (the whole panel at once) for R <= 3, so a decode
 // step with few rows streams each panel once, contiguously.
-template <int R, int NV, PanelFormat F>
+template <int R, int NV, PanelFormat F, bool Ahead = true>
 __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, int c0,
                                                 NextPanel& next) {
   using T = typename Wide<F>::T;
@@ -138,7 +138,9 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
     }
   } else {
     for (int64_t p = 0; p < k; ++p, w += kCols) {
-      _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+      if constexpr (Ahead) {
+        _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+      }
       if constexpr (F != PanelFormat::i8) prefetch_next(next);
       __m256 wv[NV];
 #pragma GCC unroll 4
@@ -164,7 +166,12 @@ template <int R, PanelFormat F>
 __attribute__((always_inline)) inline void rows_of(const PanelJob& j, int64_t row,
                                                    NextPanel& next) {
   if constexpr (R <= 3) {
-    tile<R, 4, F>(j, row, 0, next);
+    // One pass over the panel; its 2 KB-ahead prefetch as the CPU wants it (PanelJob).
+    if (j.single_pass_prefetch) {
+      tile<R, 4, F>(j, row, 0, next);
+    } else {
+      tile<R, 4, F, false>(j, row, 0, next);
+    }
   } else {
     tile<R, 2, F>(j, row, 0, next);
     if (j.cols > 16) tile<R, 2, F>(j, row, 16, next);

@@ -44,6 +44,11 @@ struct PanelJob {
   // (model/panel_prefetch.h; not for int8 panels).
   const void* next_panel = nullptr;
   int64_t next_bytes = 0;
+  // Whether a tile that reads the panel once (the AVX2 kernel at 1-3 rows) also prefetches 2 KB
+  // ahead of itself. On an AMD EPYC (Zen 3) that prefetch made M = 1 slower (1.3-2.3x the time
+  // on the default model's shapes), the hardware prefetcher alone doing better; the Intel
+  // host measured a gain from it. Set by vendor in packed_linear.cpp.
+  bool single_pass_prefetch = true;
 };
 
 void panel_generic(const PanelJob& job);
