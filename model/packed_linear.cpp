@@ -65,6 +65,7 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   // of the default model) is still read by every core (it ran on one, at one core's bandwidth).
   const int64_t rows = std::max<int64_t>(4, std::min(a.m, kRowChunk));
   const int64_t grain = std::max<int64_t>(1, 262144 / (rows * kPanelCols * w.k()));
+  const bool ahead = single_pass_prefetch();
   at::parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t r0 = (u / panels) * kRowChunk;
@@ -83,7 +84,7 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.rows = std::min(a.m, r0 + kRowChunk) - r0;
       j.cols = int32_t(std::min(kPanelCols, w.n() - col));
       j.accumulate = a.accumulate;
-      j.single_pass_prefetch = single_pass_prefetch();
+      j.single_pass_prefetch = ahead;
       if (u + 1 < u1 && (u + 1) % panels != u % panels) {
         j.next_panel = w.panel_data((u + 1) % panels);
         j.next_bytes = kPanelCols * w.k() * w.elem_bytes();
