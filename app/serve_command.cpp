@@ -202,7 +202,17 @@ int serve_command(int argc, char** argv) {
     }
     // Running requests get `drain` to finish; the rest end with an abort event, which their
     // handlers turn into a clean error before the server closes.
-    if (e) e->shutdown(std::chrono::duration_cast<std::chrono::milliseconds>(drain));
+    if (e) {
+      const int64_t cut = e->shutdown(std::chrono::duration_cast<std::chrono::milliseconds>(drain));
+      // Said, so that a stream that ended with an abort event on a slow host is explained in
+      // the server's log rather than left to look like a bug.
+      if (cut > 0) {
+        std::fprintf(stderr,
+                     "pagedserve: the %llds drain window (--shutdown-timeout) ended with %lld "
+                     "request(s) unfinished; they end with an abort event\n",
+                     static_cast<long long>(drain.count()), static_cast<long long>(cut));
+      }
+    }
     server.wait_for_responses(std::chrono::seconds(5));
     server.stop();
   });

@@ -68,8 +68,8 @@ std::shared_ptr<const Tokenizer> Engine::tokenizer_ptr() const {
 int32_t Engine::max_model_len() const {
   return core_->max_model_len();
 }
-void Engine::shutdown(std::chrono::milliseconds drain) {
-  core_->shutdown(drain);
+int64_t Engine::shutdown(std::chrono::milliseconds drain) {
+  return core_->shutdown(drain);
 }
 
 }  // namespace ps

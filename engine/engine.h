@@ -84,7 +84,8 @@ class Engine {
   const std::shared_ptr<LoraRegistry>& loras() const;
 
   // Stops accepting; lets running requests finish for up to `drain`, then aborts the rest.
-  void shutdown(std::chrono::milliseconds drain);
+  // Returns how many it aborted (0 when all finished in time), so the server can say so.
+  int64_t shutdown(std::chrono::milliseconds drain);
 
  private:
   std::shared_ptr<EngineCore> core_;

@@ -441,15 +441,18 @@ EngineStats EngineCore::stats() const {
   return s;
 }
 
-void EngineCore::shutdown(std::chrono::milliseconds drain) {
+int64_t EngineCore::shutdown(std::chrono::milliseconds drain) {
   stop_accepting();
   const auto deadline = Clock::now() + drain;
   while (outstanding_.load() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // Read before the abort: what is still outstanding now is what the abort ends.
+  const int64_t cut = outstanding_.load();
   stop_ = true;
   inbox_.enqueue(AbortAllCommand{});
   if (thread_.joinable()) thread_.join();
+  return cut;
 }
 
 }  // namespace ps

@@ -30,7 +30,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   void cancel(RequestId id);
   EngineStats stats() const;
   const std::string& kernel_summary() const;
-  void shutdown(std::chrono::milliseconds drain);
+  int64_t shutdown(std::chrono::milliseconds drain);
 
   const ModelConfig& model_config() const { return model_.config; }
   const std::shared_ptr<const Tokenizer>& tokenizer() const { return tokenizer_; }

@@ -260,11 +260,24 @@ TEST_F(EngineTest, ShutdownAbortsWhatIsLeft) {
   r.params.max_tokens = 1000;
   r.params.ignore_eos = true;
   auto stream = submit_ok(*engine, r);
-  engine->shutdown(0ms);
+  EXPECT_EQ(engine->shutdown(0ms), 1);  // the one it cut
   Collected c = collect(*stream);
   EXPECT_EQ(c.finish_events, 1);
   EXPECT_EQ(*c.last.finish, FinishReason::kAbort);
   EXPECT_TRUE(std::holds_alternative<SubmitError>(engine->submit(r)));
+}
+
+TEST_F(EngineTest, ShutdownWithTimeToSpareCutsNothing) {
+  auto engine =
+      std::make_unique<Engine>(random_model(small_config(), 21), small_tokenizer(), config());
+  Request r{{5, 6, 7}, {}};
+  r.params.max_tokens = 4;
+  r.params.ignore_eos = true;
+  auto stream = submit_ok(*engine, r);
+  EXPECT_EQ(engine->shutdown(30s), 0);  // returns once the request is done, long before 30 s
+  Collected c = collect(*stream);
+  EXPECT_EQ(c.finish_events, 1);
+  EXPECT_EQ(*c.last.finish, FinishReason::kLength);
 }
 
 }  // namespace
