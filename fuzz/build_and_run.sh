@@ -20,7 +20,8 @@ command -v "$CXX" >/dev/null || { echo "fuzz: $CXX not found (Debian: apt-get in
 LAUNCH=()
 command -v ccache >/dev/null && LAUNCH=(ccache)
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-FLAGS=(-std=c++20 -O1 -g "${SAN[@]}" -I"$ROOT" $(pkg-config --cflags libpcre2-8 icu-uc))
+# -gline-tables-only: file:line in reports, without the full debug info (9% less compile).
+FLAGS=(-std=c++20 -O1 -gline-tables-only "${SAN[@]}" -I"$ROOT" $(pkg-config --cflags libpcre2-8 icu-uc))
 LIBS=($(pkg-config --libs libpcre2-8 icu-uc))
 
 # The library code under test: instrumented for coverage (fuzzer-no-link) and sanitizers.
@@ -30,14 +31,22 @@ SOURCES=("$ROOT"/tokenizer/*.cpp "$ROOT"/chat/*.cpp "$ROOT"/sampling/*.cpp
   "$ROOT/api/sse.cpp")
 mkdir -p "$OUT/obj"
 objs=()
+stale=()
 for src in "${SOURCES[@]}"; do
   rel=${src#"$ROOT"/}
   obj="$OUT/obj/${rel//\//_}.o"
-  if [[ ! -f "$obj" || "$src" -nt "$obj" ]]; then
-    "${LAUNCH[@]}" "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
-  fi
+  [[ ! -f "$obj" || "$src" -nt "$obj" ]] && stale+=("$src" "$obj")
   objs+=("$obj")
 done
+# In parallel (FUZZ_JOBS, default every core): compiling these ~55 files one after another was
+# most of this script's 300-580 s in CI, while the test beside it in CTest often waits on a
+# server and leaves a core idle. xargs exits non-zero if any compile fails.
+if ((${#stale[@]} > 0)); then
+  printf '%s\0' "${stale[@]}" | xargs -0 -n 2 -P "${FUZZ_JOBS:-$(nproc)}" \
+    bash -c '"${@:1:$#-2}" -fsanitize=fuzzer-no-link -c "${@: -2:1}" -o "${@: -1}"' _ \
+    "${LAUNCH[@]}" "$CXX" "${FLAGS[@]}" ||
+    { echo "fuzz: a source failed to compile (above)"; exit 1; }
+fi
 rm -f "$OUT/libfuzzdeps.a"
 ar rcs "$OUT/libfuzzdeps.a" "${objs[@]}"
 

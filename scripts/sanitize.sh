@@ -36,7 +36,7 @@ case "$MODE" in
 esac
 
 # Release like the main build, so the uninstrumented torch objects are ccache hits; the
-# sanitizer flags add -g to what they instrument.
+# sanitizer flags add -g1 (line tables) to what they instrument.
 configure() {  # configure DIR CMAKE_FLAGS...
   local dir=$1
   shift
