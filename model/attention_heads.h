@@ -22,8 +22,17 @@ constexpr typename Lanes<W>::I token_of_lane(std::integer_sequence<int, L...>) {
 }
 
 // The tile's W dot products q_h . k_u, unscaled; lane h * U + u. Tokens k, k + tok_stride, ...
-template <int W, int kD, int HG, typename KV>
-PS_INLINE Vec<W> score_tile(const float* q, const KV* k, int64_t tok_stride) {
+// Vector loads of W elements per 64-byte cache line: one prefetch per line, not per load (a
+// prefetch per 32-byte AVX2 load made a single long-context decode 15% slower).
+template <int W, typename KV>
+constexpr int loads_per_line() {
+  return int(W * sizeof(KV)) >= 64 ? 1 : 64 / int(W * sizeof(KV));
+}
+
+// With kAhead, the same rows of the next block (`ahead` elements on) are prefetched as these
+// are loaded (see attend_block_heads).
+template <int W, int kD, int HG, bool kAhead, typename KV>
+PS_INLINE Vec<W> score_tile(const float* q, const KV* k, int64_t tok_stride, int64_t ahead) {
   constexpr int U = W / HG;
   Vec<W> acc[W];
 #pragma GCC unroll 16
@@ -32,7 +41,14 @@ PS_INLINE Vec<W> score_tile(const float* q, const KV* k, int64_t tok_stride) {
   for (int i = 0; i < kD / W; ++i) {
     Vec<W> kv[U];
 #pragma GCC unroll 16
-    for (int u = 0; u < U; ++u) kv[u] = loadv<W>(k + u * tok_stride + i * W);
+    for (int u = 0; u < U; ++u) {
+      kv[u] = loadv<W>(k + u * tok_stride + i * W);
+      if constexpr (kAhead) {
+        if (i % loads_per_line<W, KV>() == 0) {
+          __builtin_prefetch(k + ahead + u * tok_stride + i * W, 0, 3);
+        }
+      }
+    }
 #pragma GCC unroll 16
     for (int h = 0; h < HG; ++h) {
       const Vec<W> qv = loadv<W>(q + h * kD + i * W);
@@ -66,9 +82,9 @@ PS_INLINE Vec<W> within_head(const Vec<W>& in) {
 }
 
 // acc[h] += sum over t < n of p(h, t) v_t for HV heads at once, acc in registers.
-template <int W, int kD, int HG, int HV, typename KV>
+template <int W, int kD, int HG, int HV, bool kAhead, typename KV>
 PS_INLINE void accumulate_values(const float* p, const KV* vb, int64_t tok_stride, int32_t n,
-                                 int h0, float* acc) {
+                                 int h0, float* acc, int64_t ahead) {
   constexpr int U = W / HG, C = kD / W;
   Vec<W> a[HV][C];
 #pragma GCC unroll 16
@@ -81,7 +97,12 @@ PS_INLINE void accumulate_values(const float* p, const KV* vb, int64_t tok_strid
     const KV* v = vb + t * tok_stride;
     Vec<W> vv[C];
 #pragma GCC unroll 16
-    for (int i = 0; i < C; ++i) vv[i] = loadv<W>(v + i * W);
+    for (int i = 0; i < C; ++i) {
+      vv[i] = loadv<W>(v + i * W);
+      if constexpr (kAhead) {
+        if (i % loads_per_line<W, KV>() == 0) __builtin_prefetch(v + ahead + i * W, 0, 3);
+      }
+    }
 #pragma GCC unroll 16
     for (int h = 0; h < HV; ++h) {
       const float ph = pt[h * U];  // scalar * vector: see splatv
@@ -100,10 +121,17 @@ PS_INLINE void accumulate_values(const float* p, const KV* vb, int64_t tok_strid
 // acc, kD floats a head) by tokens [0, n) of one block, n >= 1. q: the HG heads' query rows,
 // kD floats apart. p: scratch of (block_size / U + 1) * W floats. Tokens past n but inside the
 // block (block_size of them) may be read as K, never as V: their scores are masked to -inf.
-template <int W, int kD, int HG, typename KV>
+//
+// kAhead: the rows of the sequence's next cache block that this call's rows mirror, `ahead`
+// elements from kb and vb, are prefetched into L1 line for line as these are loaded. A
+// sequence's blocks are scattered, so the hardware prefetcher, which follows a stream within a
+// 4 KB page, starts each block on demand misses; with the caches of many sequences in DRAM that
+// latency was what a decode step's attention waited on (bench_model_paged_attention's Layers
+// cases, bench/README.md).
+template <int W, int kD, int HG, bool kAhead, typename KV>
 PS_INLINE void attend_block_heads(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
                                   int32_t n, int32_t block_size, float scale, float* p, float* m,
-                                  float* l, float* acc) {
+                                  float* l, float* acc, int64_t ahead) {
   static_assert(kD % W == 0 && W % HG == 0);
   constexpr int U = W / HG;
   using F = Vec<W>;
@@ -115,7 +143,7 @@ PS_INLINE void attend_block_heads(const float* q, const KV* kb, const KV* vb, in
     const int32_t t0 = g * U;
     F s;
     if (t0 + U <= block_size) {
-      s = score_tile<W, kD, HG>(q, kb + t0 * tok_stride, tok_stride) * sv;
+      s = score_tile<W, kD, HG, kAhead>(q, kb + t0 * tok_stride, tok_stride, ahead) * sv;
     } else {  // the tile would read past the block: only its tokens below n, one at a time
       float tile[W];
       for (int i = 0; i < W; ++i) {
@@ -164,9 +192,10 @@ PS_INLINE void attend_block_heads(const float* q, const KV* kb, const KV* vb, in
   constexpr int kPerPass = (W == 16 ? 16 : 8) / (kD / W);
   constexpr int HV = kPerPass >= HG ? HG : (kPerPass >= 1 ? kPerPass : 1);
   static_assert(HG % HV == 0);
+  accumulate_values<W, kD, HG, HV, kAhead>(p, vb, tok_stride, n, 0, acc, ahead);
 #pragma GCC unroll 8
-  for (int h0 = 0; h0 < HG; h0 += HV) {
-    accumulate_values<W, kD, HG, HV>(p, vb, tok_stride, n, h0, acc);
+  for (int h0 = HV; h0 < HG; h0 += HV) {
+    accumulate_values<W, kD, HG, HV, false>(p, vb, tok_stride, n, h0, acc, 0);
   }
 }
 

@@ -148,6 +148,11 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   const int32_t* table = a.block_tables + int64_t{w.seq} * a.max_blocks_per_seq;
   for (int32_t b = 0; b * BS < kv_end; ++b) {
     const int32_t t0 = b * BS;
+    // The next block's offset from this one, for the grouped path's prefetch of it
+    // (attend_block_heads), made by the item's first row (the others read what it brought).
+    const bool has_next = (b + 1) * BS < kv_end;
+    const int64_t ahead =
+        has_next ? (int64_t{table[b + 1]} - int64_t{table[b]}) * BS * a.num_kv_heads * D : 0;
     for (int32_t g = w.kv_begin; g < w.kv_end; ++g) {
       const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + g) * D;
       const KV* kb = k_cache + base;
@@ -159,9 +164,16 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
         const int32_t j0 = (r - w.row_begin) * heads + (g - w.kv_begin) * G;
         if constexpr (HG > 0) {
           for (int32_t h = 0; h < G; h += HG) {
-            attn::attend_block_heads<W, kD, HG>(qrow + h * D, kb, vb, tok_stride, n, BS, a.scale,
-                                                sc.p.data(), &sc.m[j0 + h], &sc.l[j0 + h],
-                                                sc.acc.data() + int64_t{j0 + h} * D);
+            float* acc = sc.acc.data() + int64_t{j0 + h} * D;
+            if (has_next && r == w.row_begin && h == 0) {
+              attn::attend_block_heads<W, kD, HG, true>(qrow + h * D, kb, vb, tok_stride, n, BS,
+                                                        a.scale, sc.p.data(), &sc.m[j0 + h],
+                                                        &sc.l[j0 + h], acc, ahead);
+            } else {
+              attn::attend_block_heads<W, kD, HG, false>(qrow + h * D, kb, vb, tok_stride, n, BS,
+                                                         a.scale, sc.p.data(), &sc.m[j0 + h],
+                                                         &sc.l[j0 + h], acc, 0);
+            }
           }
         } else {
           for (int32_t h = 0; h < G; ++h) {
