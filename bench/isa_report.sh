@@ -32,7 +32,10 @@ fi
 
 echo
 echo "== packed linear per ISA vs OpenBLAS (build/bench/bench_model_linear)"
-build/bench/bench_model_linear --benchmark_min_time=0.1 >"$OUT/linear.txt" 2>&1
+# Three repetitions of every cell in random order; the summary takes each cell's median, so a
+# burst from a neighbour decides no ratio (bench/micro/model_linear.cpp).
+REPS=(--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true)
+build/bench/bench_model_linear --benchmark_min_time=0.1 "${REPS[@]}" >"$OUT/linear.txt" 2>&1
 sed -n '/^Summary/,$p' "$OUT/linear.txt"
 # OpenBLAS picks its kernel by CPU, not by our --kernel-isa: on an AVX-512 host the run above
 # compares our forced AVX2 path with OpenBLAS's AVX-512 kernel. An AVX2-only host runs
@@ -44,7 +47,7 @@ if grep -qw avx512f /proc/cpuinfo && [[ " $isas " == *" avx2 "* ]]; then
   echo
   echo "== the AVX2 path vs OpenBLAS on its Haswell (AVX2) kernel, as on an AVX2-only host"
   "${haswell_blas[@]}" build/bench/bench_model_linear --benchmark_filter='avx2|Blas' \
-    --benchmark_min_time=0.1 >"$OUT/linear-haswell-blas.txt" 2>&1
+    --benchmark_min_time=0.1 "${REPS[@]}" >"$OUT/linear-haswell-blas.txt" 2>&1
   sed -n '/^Summary/,$p' "$OUT/linear-haswell-blas.txt"
 fi
 

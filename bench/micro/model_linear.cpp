@@ -10,10 +10,12 @@
 // of this machine's read bandwidth (probe_machine, same run).
 //
 //   build/bench/bench_model_linear [--shapes=NxK,...] [--benchmark_min_time=0.2]
+//       [--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "model/blas_core.h"
@@ -36,8 +39,28 @@ struct Shape {
   int64_t n, k;
 };
 
-// (shape, m, candidate) -> seconds per call, filled by the benchmarks, read by the summary.
-std::map<std::tuple<std::string, int64_t, std::string>, double> g_seconds;
+// (shape, m, candidate) -> (iterations, seconds per call) of every run, filled by the
+// benchmarks. Google Benchmark also calls a benchmark with fewer iterations while it sizes the
+// run; the measured runs are those with the most. The summary reads their median, so one
+// repetition a noisy neighbour hit does not decide a ratio (with --benchmark_repetitions=3
+// --benchmark_enable_random_interleaving=true, as bench/isa_report.sh runs it, a burst lands
+// on one repetition of a cell, not on all three).
+std::map<std::tuple<std::string, int64_t, std::string>,
+         std::vector<std::pair<benchmark::IterationCount, double>>>
+    g_seconds;
+
+double median_of_measured(const std::vector<std::pair<benchmark::IterationCount, double>>& runs) {
+  benchmark::IterationCount most = 0;
+  for (const auto& r : runs) most = std::max(most, r.first);
+  std::vector<double> v;
+  for (const auto& r : runs) {
+    if (r.first == most) v.push_back(r.second);
+  }
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 constexpr int kCopies = 24;
 
@@ -56,7 +79,10 @@ void report(benchmark::State& state, int64_t m, int64_t k, int64_t n, const Shap
   state.counters["GB/s(w)"] = benchmark::Counter(
       4.0 * k * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   state.SetLabel(who);
-  if (state.iterations() > 0) g_seconds[{s.name, m, who}] = seconds / double(state.iterations());
+  if (state.iterations() > 0) {
+    g_seconds[{s.name, m, who}].emplace_back(state.iterations(),
+                                             seconds / double(state.iterations()));
+  }
 }
 
 double now() {
@@ -150,7 +176,8 @@ void print_summary(const std::vector<Shape>& shapes) {
   who.push_back("blas");
   std::printf(
       "\nSummary (this run, %d threads, kernel ISA %s by default, OpenBLAS core %s). GFLOP/s "
-      "per candidate; <isa>/blas = blas time / packed time (>1: packed faster). At M = 1 also "
+      "per candidate (the median of its repetitions); <isa>/blas = blas time / packed time (>1: "
+      "packed faster). At M = 1 also "
       "the weight bytes read per second, as a %% of the read bandwidth over a buffer as large "
       "as that shape's %d cycled copies (the same memory level), measured in this run.\n",
       at::get_num_threads(), ps::kernel_isa_name(ps::active_kernel_isa()),
@@ -166,7 +193,7 @@ void print_summary(const std::vector<Shape>& shapes) {
     for (int64_t m : kMs) {
       auto get = [&](const std::string& w) {
         auto it = g_seconds.find({s.name, m, w});
-        return it == g_seconds.end() ? 0.0 : it->second;
+        return it == g_seconds.end() ? 0.0 : median_of_measured(it->second);
       };
       if (get("blas") == 0.0) continue;
       std::printf("  %5ld", long(m));
