@@ -5,7 +5,7 @@
 # floor) and serve/offline over HTTP at 16 and 64 clients, once per ISA (the narrower ones
 # forced with --kernel-isa). Prints the CPU model first: a figure without it means nothing.
 #
-#   bash bench/isa_report.sh [OUT_DIR]        # default: a temp dir; ~10 min on 2 cores
+#   bash bench/isa_report.sh [OUT_DIR]        # default: a temp dir; ~15 min on 2 cores
 #
 # Needs a built build/ (bench_model_linear and pagedserve). ISAS="avx2 avx512" picks a subset.
 set -euo pipefail
