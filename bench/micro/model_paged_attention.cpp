@@ -80,6 +80,7 @@ void BM_PagedAttentionLayers(benchmark::State& state) {
   constexpr int kLayers = 8;
   const int32_t B = int32_t(state.range(0)), context = int32_t(state.range(1));
   std::vector<Batch> layers;
+  layers.reserve(kLayers);  // each Batch's args point into its own vectors: never relocated
   for (int l = 0; l < kLayers; ++l) {
     layers.emplace_back(B, context, 1);
     Batch& b = layers.back();
