@@ -7,7 +7,6 @@
 #include "app/engine_flags.h"
 #include "app/flags.h"
 #include "convert/convert_checkpoint.h"
-#include "convert/export_pth.h"
 #include "convert/lora_merge.h"
 
 namespace ps {
@@ -130,32 +129,6 @@ int merge_lora_command(int argc, char** argv) {
       merge_lora_checkpoint(base, required(flags, "adapter"), out, flags.str("dtype", "auto"));
   std::printf("merged %s (rank %d, alpha %g, scale %g) into %zu modules; wrote %s\n",
               r.source.c_str(), r.rank, r.alpha, r.scale, r.modules.size(), out.c_str());
-  return 0;
-}
-
-int export_command(int argc, char** argv) {
-  std::set<std::string> valued = {"model", "to", "names", "dtype", "lora"};
-  Flags flags(argc, argv, 2, valued, {"help"});
-  if (flags.on("help")) {
-    std::fprintf(
-        stderr,
-        "usage: pagedserve export --model DIR --to MODEL.pth [--names hf|minimind] "
-        "[--dtype f32|bf16|f16] [--lora ADAPTER]\n"
-        "Writes a state_dict that torch.load reads (model.load_state_dict(torch.load(p))).\n");
-    return 0;
-  }
-  const std::string to = required(flags, "to");
-  ExportOptions o;
-  const std::string names = flags.str("names", "hf");
-  if (names != "hf" && names != "minimind") {
-    throw UsageError("flag --names must be hf or minimind, got '" + names + "'");
-  }
-  o.minimind_names = names == "minimind";
-  o.dtype = flags.str("dtype", "f32");
-  const LoadedModel m = load_model_with_lora(flags, required(flags, "model"));
-  const int n = export_pth(m, to, o);
-  std::printf("wrote %s: %d tensors (%s names, %s)\n", to.c_str(), n, names.c_str(),
-              o.dtype.c_str());
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// `pagedserve eval`: greedy replies to the questions of one or more JSONL files (train/
+// `pagedserve-train eval`: greedy replies to the questions of one or more JSONL files (train/
 // chat_data.h schema), scored against their answers by exact match and character similarity.
 #include <chrono>
 #include <cstdio>
@@ -19,7 +19,7 @@ namespace ps {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: pagedserve eval [--model DIR] [--data FILE.jsonl[,FILE2.jsonl...]]\n"
+    "usage: pagedserve-train eval [--model DIR] [--data FILE.jsonl[,FILE2.jsonl...]]\n"
     "  [--limit N] [--max-tokens 128] [--show N] [--naive] [engine flags]\n"
     "  Greedy replies to each file's questions; prints exact match and character similarity\n"
     "  (1 - edit distance / length, over Unicode characters) per file. Default data: the tiny\n"

@@ -11,7 +11,9 @@
 #include "app/engine_flags.h"
 #include "app/flags.h"
 #include "engine/engine.h"
-#include "model/naive_generate.h"
+#ifdef PAGEDSERVE_WITH_REFERENCE
+#include "reference/naive_generate.h"
+#endif
 
 namespace ps {
 namespace {
@@ -87,12 +89,19 @@ std::vector<PromptJob> read_jobs(const std::string& path, const SamplingParams& 
 
 int run_naive(const LoadedModel& model, const Tokenizer& tok, const std::string& prompt,
               const SamplingParams& p) {
+#ifndef PAGEDSERVE_WITH_REFERENCE
+  // The oracle is libtorch code; the serving binary links none (docs/architecture.md).
+  throw UsageError(
+      "--naive runs the PyTorch reference, which is in pagedserve-train: run "
+      "pagedserve-train generate --naive ...");
+#else
   std::vector<int32_t> ids = tok.encode(prompt, /*add_special_tokens=*/true);
   std::vector<int32_t> eos = p.ignore_eos ? std::vector<int32_t>{} : model.config.eos_token_ids;
   std::vector<int32_t> out =
       naive_generate(*model.weights, ids, p.max_tokens, p.temperature, p.seed.value_or(0), eos);
   std::printf("%s\n", tok.decode(out, true).c_str());
   return 0;
+#endif
 }
 
 }  // namespace

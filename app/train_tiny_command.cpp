@@ -11,7 +11,7 @@ namespace ps {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: pagedserve train-tiny --data FILE.jsonl --out DIR [flags]\n"
+    "usage: pagedserve-train train-tiny --data FILE.jsonl --out DIR [flags]\n"
     "  trains a Qwen3-layout chat model on CPU and writes a model directory the server loads.\n"
     "  A checkpoint is kept in DIR.checkpoint.pt (or --checkpoint FILE); running the same\n"
     "  command again resumes from it (--fresh starts over). --init-from MODEL_DIR fine-tunes\n"

@@ -1,7 +1,6 @@
 #include "convert/convert_checkpoint.h"
 
-#include <ATen/ATen.h>
-
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,7 +50,7 @@ void read_field(const json& j, std::initializer_list<const char*> keys, std::opt
 
 struct Source {
   std::string name;  // as stored in the .pth
-  at::Tensor tensor;
+  Tensor tensor;
 };
 
 // The id of a special token named in tokenizer_config.json, looked up in tokenizer.json.
@@ -92,7 +91,7 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
       continue;
     }
     if (m.kind == MappedName::Kind::kUnknown) {
-      problems.push_back("unknown tensor '" + name + "' " + shape_string(tensor.sizes().vec()) +
+      problems.push_back("unknown tensor '" + name + "' " + shape_string(tensor.sizes()) +
                          " (not a Llama/Qwen/MiniMind decoder tensor; vision weights are not "
                          "supported)");
       continue;
@@ -175,9 +174,10 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
   // output.weight to tok_embeddings.weight, and torch.save stores both names).
   const Source* head = find("lm_head.weight");
   const Source* emb = find("model.embed_tokens.weight");
-  const bool same = head && emb && head->tensor.sizes() == emb->tensor.sizes() &&
-                    head->tensor.dtype() == emb->tensor.dtype() &&
-                    at::equal(head->tensor, emb->tensor);
+  const bool same =
+      head && emb && head->tensor.sizes() == emb->tensor.sizes() &&
+      head->tensor.dtype() == emb->tensor.dtype() &&
+      std::memcmp(head->tensor.data_ptr(), emb->tensor.data_ptr(), head->tensor.nbytes()) == 0;
   c.tie_word_embeddings = given.tie_word_embeddings.value_or(head == nullptr || same);
   if (c.tie_word_embeddings && head && emb && !same) {
     problems.push_back("'" + head->name + "' differs from '" + emb->name +
@@ -203,17 +203,18 @@ ModelWeights build_weights(const NamedTensors& state_dict, const ShapeOverrides&
       continue;
     }
     used.insert(slot.name);
-    if (s->tensor.sizes() != at::IntArrayRef(slot.shape)) {
+    if (s->tensor.sizes() != slot.shape) {
       problems.push_back("tensor '" + s->name + "' (" + slot.name + ") has shape " +
-                         shape_string(s->tensor.sizes().vec()) + " but the config implies " +
+                         shape_string(s->tensor.sizes()) + " but the config implies " +
                          shape_string(slot.shape));
       continue;
     }
-    if (!s->tensor.is_floating_point()) {
+    const DType st = s->tensor.dtype();
+    if (st != DType::f32 && st != DType::bf16 && st != DType::f16 && st != DType::f64) {
       problems.push_back("tensor '" + s->name + "' is not floating point");
       continue;
     }
-    *slot.tensor = s->tensor.to(at::kFloat).contiguous();
+    *slot.tensor = s->tensor.to(DType::f32);
   }
   for (const auto& [hf, src] : by_hf) {
     if (used.count(hf) || (hf == "lm_head.weight" && c.tie_word_embeddings)) continue;
@@ -340,8 +341,8 @@ ConvertReport convert_checkpoint(const ConvertOptions& o) {
 
   std::string dtype = o.dtype;
   if (dtype == "auto") {
-    const at::ScalarType st = state_dict.front().second.scalar_type();
-    dtype = st == at::kBFloat16 ? "bf16" : st == at::kHalf ? "f16" : "f32";
+    const DType st = state_dict.front().second.dtype();
+    dtype = st == DType::bf16 ? "bf16" : st == DType::f16 ? "f16" : "f32";
   }
   const WeightDtype wd = parse_weight_dtype(dtype, "--dtype");
   write_checkpoint(o.to, w, wd, copy);

@@ -366,7 +366,7 @@ class Machine {
     if (a.size() < 4 || a[0]->kind != PyObj::Kind::kStorage || a[1]->kind != PyObj::Kind::kInt) {
       fail("malformed torch._utils._rebuild_tensor_v2 arguments");
     }
-    const at::Tensor& storage = a[0]->tensor;
+    const Tensor& storage = a[0]->tensor;
     const std::vector<int64_t> size = ints(a[2], "size");
     const std::vector<int64_t> stride = ints(a[3], "stride");
     const int64_t offset = a[1]->i;
@@ -383,8 +383,8 @@ class Machine {
       fail("tensor view reaches past the end of its storage");
     }
     Obj o = make(PyObj::Kind::kTensor);
-    o->tensor = empty ? at::empty(size, storage.options())
-                      : storage.as_strided(size, stride, offset).contiguous();
+    o->tensor =
+        empty ? Tensor::empty(size, storage.dtype()) : strided_copy(storage, size, stride, offset);
     return o;
   }
 
@@ -424,6 +424,35 @@ class Machine {
 };
 
 }  // namespace
+
+Tensor strided_copy(const Tensor& storage, const std::vector<int64_t>& size,
+                    const std::vector<int64_t>& stride, int64_t offset) {
+  // A contiguous view of the whole storage shares it (tied weights stay tied), as torch's
+  // .contiguous() returns the same tensor.
+  int64_t numel = 1, expect = 1;
+  bool contiguous = true;
+  for (size_t d = size.size(); d-- > 0;) {
+    if (size[d] != 1 && stride[d] != expect) contiguous = false;
+    expect *= size[d];
+    numel *= size[d];
+  }
+  if (contiguous && offset == 0 && numel == storage.numel()) return storage.reshape(size);
+  Tensor out = Tensor::empty(size, storage.dtype());
+  const size_t es = dtype_size(storage.dtype());
+  const auto* src = static_cast<const uint8_t*>(storage.data_ptr());
+  auto* dst = static_cast<uint8_t*>(out.data_ptr());
+  std::vector<int64_t> index(size.size(), 0);
+  for (int64_t n = 0; n < numel; ++n) {
+    int64_t at = offset;
+    for (size_t d = 0; d < size.size(); ++d) at += index[d] * stride[d];
+    std::memcpy(dst + size_t(n) * es, src + size_t(at) * es, es);
+    for (size_t d = size.size(); d-- > 0;) {
+      if (++index[d] < size[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
 
 Obj run_torch_pickle(const char* data, size_t size, const std::string& origin,
                      const StorageLoader& load) {

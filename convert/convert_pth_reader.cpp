@@ -1,9 +1,5 @@
 #include "convert/convert_pth_reader.h"
 
-#include <c10/util/Exception.h>
-#include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/serialization/pickle.h>
-
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -11,17 +7,18 @@
 #include <stdexcept>
 
 #include "convert/convert_pickle.h"
+#include "convert/zip_archive.h"
 
 namespace ps {
 namespace {
 
-at::ScalarType storage_dtype(const std::string& global) {
-  static const std::map<std::string, at::ScalarType> types = {
-      {"torch.FloatStorage", at::kFloat}, {"torch.DoubleStorage", at::kDouble},
-      {"torch.HalfStorage", at::kHalf},   {"torch.BFloat16Storage", at::kBFloat16},
-      {"torch.LongStorage", at::kLong},   {"torch.IntStorage", at::kInt},
-      {"torch.ShortStorage", at::kShort}, {"torch.CharStorage", at::kChar},
-      {"torch.ByteStorage", at::kByte},   {"torch.BoolStorage", at::kBool}};
+DType storage_dtype(const std::string& global) {
+  static const std::map<std::string, DType> types = {
+      {"torch.FloatStorage", DType::f32}, {"torch.DoubleStorage", DType::f64},
+      {"torch.HalfStorage", DType::f16},  {"torch.BFloat16Storage", DType::bf16},
+      {"torch.LongStorage", DType::i64},  {"torch.IntStorage", DType::i32},
+      {"torch.ShortStorage", DType::i16}, {"torch.CharStorage", DType::i8},
+      {"torch.ByteStorage", DType::u8},   {"torch.BoolStorage", DType::boolean}};
   const auto it = types.find(global);
   if (it == types.end())
     throw std::runtime_error("unsupported storage type " + global +
@@ -30,22 +27,24 @@ at::ScalarType storage_dtype(const std::string& global) {
 }
 
 // The record data/<key> as a flat tensor of `numel` elements of the storage class's dtype.
-at::Tensor load_storage(caffe2::serialize::PyTorchStreamReader& zip, const std::string& path,
-                        const std::string& key, const std::string& type, int64_t numel) {
-  const at::ScalarType dtype = storage_dtype(type);
+Tensor load_storage(const ZipArchive& zip, const std::string& path, const std::string& key,
+                    const std::string& type, int64_t numel) {
+  const DType dtype = storage_dtype(type);
   const std::string record = "data/" + key;
-  if (!zip.hasRecord(record)) {
+  if (!zip.has(record)) {
     throw std::runtime_error(path + ": record " + record + " is missing from the archive");
   }
-  auto [ptr, size] = zip.getRecord(record);
+  const std::span<const uint8_t> bytes = zip.read(record);
   // Sizes checked before allocating, so a corrupt numel cannot ask for unbounded memory.
-  const uint64_t need = static_cast<uint64_t>(numel) * c10::elementSize(dtype);
-  if (size < need) {
-    throw std::runtime_error(path + ": record " + record + " holds " + std::to_string(size) +
-                             " bytes, the storage needs " + std::to_string(need));
+  if (numel < 0) throw std::runtime_error(path + ": record " + record + " has a negative size");
+  const uint64_t need = static_cast<uint64_t>(numel) * dtype_size(dtype);
+  if (bytes.size() < need) {
+    throw std::runtime_error(path + ": record " + record + " holds " +
+                             std::to_string(bytes.size()) + " bytes, the storage needs " +
+                             std::to_string(need));
   }
-  at::Tensor t = at::empty({numel}, at::TensorOptions().dtype(dtype));
-  if (t.nbytes() > 0) std::memcpy(t.data_ptr(), ptr.get(), t.nbytes());
+  Tensor t = Tensor::empty({numel}, dtype);
+  if (t.nbytes() > 0) std::memcpy(t.data_ptr(), bytes.data(), t.nbytes());
   return t;
 }
 
@@ -76,28 +75,17 @@ NamedTensors read_torch_state_dict(const std::string& path) {
                                "data.pkl)");
     }
   }
-  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> zip;
-  try {
-    zip = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(path +
-                             ": not a readable torch.save archive: " + e.what_without_backtrace());
-  }
-  if (!zip->hasRecord("data.pkl")) {
+  const ZipArchive zip(path);
+  if (!zip.has("data.pkl")) {
     throw std::runtime_error(path +
                              ": the archive has no data.pkl (is it a TorchScript model? "
                              "save model.state_dict() with torch.save instead)");
   }
-  Obj root;
-  try {
-    auto [pkl, size] = zip->getRecord("data.pkl");
-    root = run_torch_pickle(static_cast<const char*>(pkl.get()), size, path,
-                            [&](const std::string& key, const std::string& type, int64_t numel) {
-                              return load_storage(*zip, path, key, type, numel);
-                            });
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": " + e.what_without_backtrace());
-  }
+  const std::span<const uint8_t> pkl = zip.read("data.pkl");
+  Obj root = run_torch_pickle(reinterpret_cast<const char*>(pkl.data()), pkl.size(), path,
+                              [&](const std::string& key, const std::string& type, int64_t numel) {
+                                return load_storage(zip, path, key, type, numel);
+                              });
 
   if (root->kind != PyObj::Kind::kDict) {
     throw std::runtime_error(path + ": holds " + describe(root) +
@@ -127,22 +115,6 @@ NamedTensors read_torch_state_dict(const std::string& path) {
   }
   if (out.empty()) throw std::runtime_error(path + ": the state_dict" + where + " is empty");
   return out;
-}
-
-void write_torch_state_dict(const std::string& path, const NamedTensors& tensors) {
-  c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& [name, t] : tensors) dict.insert(name, t.contiguous());
-  const std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(dict));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error(path + ": cannot rename " + tmp + " into place");
-  }
 }
 
 }  // namespace ps

@@ -1,7 +1,5 @@
 #include "convert/convert_writer.h"
 
-#include <ATen/ATen.h>
-
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -39,20 +37,20 @@ WeightDtype parse_weight_dtype(const std::string& text, const std::string& flag)
 
 void write_weights_safetensors(const std::string& path, const ModelWeights& weights,
                                WeightDtype dtype) {
-  const at::ScalarType st = dtype == WeightDtype::kBF16  ? at::kBFloat16
-                            : dtype == WeightDtype::kF16 ? at::kHalf
-                                                         : at::kFloat;
+  const DType st = dtype == WeightDtype::kBF16  ? DType::bf16
+                   : dtype == WeightDtype::kF16 ? DType::f16
+                                                : DType::f32;
   const SafetensorsDtype sd = dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
                               : dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
                                                            : SafetensorsDtype::kF32;
   ModelWeights copy = weights;  // weight_slots needs a mutable struct; the tensors are shared
-  std::vector<at::Tensor> stored;
+  std::vector<Tensor> stored;
   std::vector<SafetensorsEntry> entries;
   const std::vector<WeightSlot> slots = weight_slots(copy);
   stored.reserve(slots.size());
   for (const WeightSlot& slot : slots) {
-    stored.push_back(slot.tensor->detach().to(st).contiguous());
-    const at::Tensor& t = stored.back();
+    stored.push_back(slot.tensor->to(st));
+    const Tensor& t = stored.back();
     entries.push_back({slot.name, sd, slot.shape,
                        std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
                                                 static_cast<size_t>(t.nbytes()))});

@@ -1,6 +1,6 @@
 #include "convert/lora_merge.h"
 
-#include <ATen/ATen.h>
+#include <cblas.h>
 
 #include <filesystem>
 #include <fstream>
@@ -24,15 +24,28 @@ LoadedModel merge_lora(const LoadedModel& base, const std::string& adapter, Lora
   const LoraFile file = read_lora_adapter(base.config, adapter);
 
   auto merged = std::make_shared<ModelWeights>(*base.weights);  // tensors shared until replaced
-  std::map<std::string, at::Tensor*> slots;
+  std::map<std::string, Tensor*> slots;
   for (const WeightSlot& s : weight_slots(*merged)) slots[s.name] = s.tensor;
   slots["lm_head.weight"] = &merged->lm_head;
 
   const double scale = file.scale;
   for (const LoraFactors& f : file.modules) {
-    at::Tensor& w = *slots.at(f.hf_name);
-    // A new tensor, never in place: the base (and a tied embedding) stays untouched.
-    w = w + at::matmul(f.b, f.a) * scale;
+    Tensor& w = *slots.at(f.hf_name);
+    // A new tensor, never in place: the base (and a tied embedding) stays untouched. The same
+    // fp32 steps as torch's w + (b @ a) * scale: an sgemm, then one rounding per operation.
+    const int64_t n = f.b.size(0), r = f.b.size(1), k = f.a.size(1);
+    Tensor delta = Tensor::empty({n, k}, DType::f32);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(n), blasint(k), blasint(r), 1.0f,
+                f.b.data_ptr<float>(), blasint(r), f.a.data_ptr<float>(), blasint(k), 0.0f,
+                delta.data_ptr<float>(), blasint(k));
+    const Tensor base = w.to(DType::f32);
+    Tensor out = Tensor::empty({n, k}, DType::f32);
+    const float s = float(scale);
+    const float* b = base.data_ptr<float>();
+    const float* d = delta.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t i = 0; i < n * k; ++i) o[i] = b[i] + d[i] * s;
+    w = out;
     if (f.hf_name == "lm_head.weight" && merged->config.tie_word_embeddings) {
       merged->config.tie_word_embeddings = false;  // the head now differs from the embedding
     }

@@ -1,7 +1,5 @@
 #include "convert/lora_reader.h"
 
-#include <ATen/ATen.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -28,25 +26,25 @@ NamedTensors read_safetensors_tensors(const std::string& path) {
   const SafetensorsFile f = SafetensorsFile::open(path);
   NamedTensors out;
   for (const SafetensorsTensor& t : f.header().tensors) {
-    at::ScalarType st;
+    DType st;
     switch (t.dtype) {
       case SafetensorsDtype::kF32:
-        st = at::kFloat;
+        st = DType::f32;
         break;
       case SafetensorsDtype::kBF16:
-        st = at::kBFloat16;
+        st = DType::bf16;
         break;
       case SafetensorsDtype::kF16:
-        st = at::kHalf;
+        st = DType::f16;
         break;
       case SafetensorsDtype::kF64:
-        st = at::kDouble;
+        st = DType::f64;
         break;
       default:
         throw std::runtime_error(path + ": tensor '" + t.name + "' has dtype " +
                                  dtype_name(t.dtype) + "; LoRA weights must be F32, BF16 or F16");
     }
-    at::Tensor x = at::empty(t.shape, at::TensorOptions().dtype(st));
+    Tensor x = Tensor::empty(t.shape, st);
     const std::span<const uint8_t> bytes = f.bytes(t);
     if (!bytes.empty()) std::memcpy(x.data_ptr(), bytes.data(), bytes.size());
     out.emplace_back(t.name, x);
@@ -86,7 +84,7 @@ AdapterFiles locate(const std::string& adapter) {
 }
 
 struct Pair {
-  at::Tensor a, b;
+  Tensor a, b;
   std::string a_name, b_name;
 };
 
@@ -168,9 +166,13 @@ LoraFile read_lora_adapter(const ModelConfig& base, const std::string& adapter, 
            "', which is not a linear layer of the model");
     }
     if (t.dim() != 2)
-      fail("tensor '" + name + "' must be 2-D, got shape " + shape_string(t.sizes().vec()));
+      fail("tensor '" + name + "' must be 2-D, got shape " + shape_string(t.sizes()));
     Pair& p = pairs[m.hf];
-    (which == 'A' ? p.a : p.b) = t.to(at::kFloat).contiguous();
+    const DType dt = t.dtype();
+    if (dt != DType::f32 && dt != DType::bf16 && dt != DType::f16 && dt != DType::f64) {
+      fail("tensor '" + name + "' is " + dtype_name(dt) + "; LoRA weights must be floating point");
+    }
+    (which == 'A' ? p.a : p.b) = t.to(DType::f32);
     (which == 'A' ? p.a_name : p.b_name) = name;
   }
   if (pairs.empty()) fail("no lora_A / lora_B tensors");
@@ -195,9 +197,8 @@ LoraFile read_lora_adapter(const ModelConfig& base, const std::string& adapter, 
     }
     const int64_t rank = p.a.size(0);
     if (rank <= 0 || p.b.size(1) != rank) {
-      fail("bad rank: '" + p.a_name + "' is " + shape_string(p.a.sizes().vec()) +
-           " (rank first) but '" + p.b_name + "' is " + shape_string(p.b.sizes().vec()) +
-           " (rank last)");
+      fail("bad rank: '" + p.a_name + "' is " + shape_string(p.a.sizes()) + " (rank first) but '" +
+           p.b_name + "' is " + shape_string(p.b.sizes()) + " (rank last)");
     }
     if (config_r && rank != *config_r) {
       fail("bad rank: '" + p.a_name + "' has rank " + std::to_string(rank) + " but " +
@@ -213,8 +214,8 @@ LoraFile read_lora_adapter(const ModelConfig& base, const std::string& adapter, 
     }
     const std::vector<int64_t>& w = it->second;
     if (p.a.size(1) != w[1] || p.b.size(0) != w[0]) {
-      fail("'" + p.a_name + "' " + shape_string(p.a.sizes().vec()) + " and '" + p.b_name + "' " +
-           shape_string(p.b.sizes().vec()) + " do not fit " + hf + " " + shape_string(w) +
+      fail("'" + p.a_name + "' " + shape_string(p.a.sizes()) + " and '" + p.b_name + "' " +
+           shape_string(p.b.sizes()) + " do not fit " + hf + " " + shape_string(w) +
            " (expected [r, " + std::to_string(w[1]) + "] and [" + std::to_string(w[0]) + ", r])");
     }
     r.rank = static_cast<int32_t>(rank);

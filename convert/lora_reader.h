@@ -1,9 +1,7 @@
 #pragma once
 // Reading a LoRA adapter from disk into fp32 factor pairs checked against the base model's
 // shapes. Shared by merge-lora (lora_merge.h merges the pairs into the weights) and serving
-// (lora_loader.h keeps them apart, added per request). Includes ATen: convert/ sources only.
-#include <ATen/ATen.h>
-
+// (lora_loader.h keeps them apart, added per request). Torch-free.
 #include <string>
 #include <vector>
 

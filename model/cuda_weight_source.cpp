@@ -1,7 +1,5 @@
 #include "model/cuda_weight_source.h"
 
-#include <ATen/ATen.h>
-
 #include <stdexcept>
 #include <string>
 
@@ -12,10 +10,10 @@ namespace {
 
 // Keeps the converted tensors alive as long as the source's pointers are used.
 struct Holder {
-  std::vector<at::Tensor> tensors;
+  std::vector<Tensor> tensors;
 };
 
-Bf16Host keep(Holder& h, at::Tensor t, const std::string& name, int64_t rows, int64_t cols) {
+Bf16Host keep(Holder& h, Tensor t, const std::string& name, int64_t rows, int64_t cols) {
   if (!t.defined()) throw std::invalid_argument("--device cuda: missing tensor " + name);
   const bool shape_ok =
       rows == 1 ? t.numel() == cols : t.dim() == 2 && t.size(0) == rows && t.size(1) == cols;
@@ -24,9 +22,13 @@ Bf16Host keep(Holder& h, at::Tensor t, const std::string& name, int64_t rows, in
                                 " elements, expected " + std::to_string(rows) + " x " +
                                 std::to_string(cols));
   }
-  t = t.to(at::kBFloat16).contiguous();
+  t = t.to(DType::bf16);
   h.tensors.push_back(t);
   return Bf16Host{static_cast<const uint16_t*>(t.data_ptr()), rows, cols};
+}
+
+Tensor flat(const Tensor& t) {
+  return t.reshape({t.numel()});
 }
 
 }  // namespace
@@ -55,7 +57,7 @@ Bf16ModelSource bf16_model_source(const ModelWeights& w) {
     if (l.moe.defined()) {
       throw std::invalid_argument("--device cuda: " + prefix + "mlp is a MoE layer (CPU only)");
     }
-    auto need = [&](const at::Tensor& t, const char* name) {
+    auto need = [&](const Tensor& t, const char* name) {
       if (!t.defined()) throw std::invalid_argument("--device cuda: missing " + prefix + name);
       return t;
     };
@@ -63,22 +65,21 @@ Bf16ModelSource bf16_model_source(const ModelWeights& w) {
     ls.input_norm = keep(h, l.input_layernorm, prefix + "input_layernorm", 1, H);
     ls.post_norm = keep(h, l.post_attention_layernorm, prefix + "post_attention_layernorm", 1, H);
     ls.qkv = keep(
-        h,
-        at::cat({need(l.q_proj, "q_proj"), need(l.k_proj, "k_proj"), need(l.v_proj, "v_proj")}, 0),
+        h, cat_rows({need(l.q_proj, "q_proj"), need(l.k_proj, "k_proj"), need(l.v_proj, "v_proj")}),
         prefix + "q/k/v_proj", Q + 2 * KV, H);
     if (c.attention_bias) {
-      ls.qkv_bias = keep(
-          h,
-          at::cat({need(l.q_bias, "q_proj.bias").flatten(), need(l.k_bias, "k_proj.bias").flatten(),
-                   need(l.v_bias, "v_proj.bias").flatten()}),
-          prefix + "q/k/v bias", 1, Q + 2 * KV);
+      ls.qkv_bias =
+          keep(h,
+               cat_rows({flat(need(l.q_bias, "q_proj.bias")), flat(need(l.k_bias, "k_proj.bias")),
+                         flat(need(l.v_bias, "v_proj.bias"))}),
+               prefix + "q/k/v bias", 1, Q + 2 * KV);
     }
     if (c.qk_norm) {
       ls.q_norm = keep(h, l.q_norm, prefix + "q_norm", 1, D);
       ls.k_norm = keep(h, l.k_norm, prefix + "k_norm", 1, D);
     }
     ls.o_proj = keep(h, l.o_proj, prefix + "o_proj", H, Q);
-    ls.gate_up = keep(h, at::cat({need(l.gate_proj, "gate_proj"), need(l.up_proj, "up_proj")}, 0),
+    ls.gate_up = keep(h, cat_rows({need(l.gate_proj, "gate_proj"), need(l.up_proj, "up_proj")}),
                       prefix + "gate/up_proj", 2 * I, H);
     ls.down = keep(h, l.down_proj, prefix + "down_proj", H, I);
     s.layers.push_back(ls);

@@ -2,16 +2,17 @@
 
 #include <sys/mman.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 namespace ps {
 
-at::Tensor lazily_committed_zeros(at::IntArrayRef sizes, at::ScalarType type) {
+Tensor lazily_committed_zeros(std::vector<int64_t> sizes, DType type) {
   int64_t elements = 1;
   for (int64_t s : sizes) elements *= s;
-  const size_t bytes = static_cast<size_t>(elements) * at::elementSize(type);
-  if (bytes == 0) return at::zeros(sizes, at::TensorOptions().dtype(type));
+  const size_t bytes = static_cast<size_t>(elements) * dtype_size(type);
+  if (bytes == 0) return Tensor::zeros(std::move(sizes), type);
   // MAP_NORESERVE: the pool's size is a ceiling the block manager enforces, not a demand on
   // swap up front.
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -20,8 +21,9 @@ at::Tensor lazily_committed_zeros(at::IntArrayRef sizes, at::ScalarType type) {
     throw std::runtime_error("KV cache: cannot map " + std::to_string(bytes) +
                              " bytes (lower --kv-cache-memory)");
   }
-  return at::from_blob(
-      p, sizes, [bytes](void* q) { ::munmap(q, bytes); }, at::TensorOptions().dtype(type));
+  std::shared_ptr<const void> mapping(
+      p, [bytes](const void* q) { ::munmap(const_cast<void*>(q), bytes); });
+  return Tensor::view(p, std::move(sizes), type, std::move(mapping));
 }
 
 }  // namespace ps

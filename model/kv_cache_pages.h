@@ -6,12 +6,15 @@
 // peaked at 1.8x the checkpoint, 0.5 GB of it cache pages no token had touched (issue #21). An
 // anonymous mapping reads as zeros and takes memory only where written, so RSS follows the
 // tokens held; a pool that fills up holds all of it, as before.
-#include <ATen/ATen.h>
+#include <cstdint>
+#include <vector>
+
+#include "model/tensor.h"
 
 namespace ps {
 
 // A tensor of `sizes` and `type` over its own anonymous mapping (unmapped with the tensor).
 // Throws std::runtime_error naming the bytes when the mapping fails.
-at::Tensor lazily_committed_zeros(at::IntArrayRef sizes, at::ScalarType type);
+Tensor lazily_committed_zeros(std::vector<int64_t> sizes, DType type);
 
 }  // namespace ps

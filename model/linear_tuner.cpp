@@ -1,8 +1,5 @@
 #include "model/linear_tuner.h"
 
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +18,7 @@
 #include "model/build_id.h"
 #include "model/kernel_isa.h"
 #include "model/packed_linear.h"
+#include "model/parallel_for.h"
 #include "model/projection.h"
 
 namespace ps {
@@ -177,7 +175,7 @@ LinearTuner::LinearTuner(LinearMode mode, double budget_s, std::string cache_pat
   // (the server's and the tests' binaries share one cache file).
   program_ = " prog=" + program_name() + " build=";
   machine_ = cpu_model() + " isa=" + kernel_isa_name(active_kernel_isa()) +
-             " threads=" + std::to_string(at::get_num_threads()) + " blas=" + blas_core_name() +
+             " threads=" + std::to_string(parallel_threads()) + " blas=" + blas_core_name() +
              program_ + build_id().substr(0, 16);
   if (mode_ == LinearMode::auto_tune) load_cache();
 }
@@ -245,7 +243,7 @@ LinearPlan LinearTuner::plan_for(const float* w, int64_t n, int64_t k) {
 
 LinearPlan LinearTuner::tune(const float* w, int64_t n, int64_t k) {
   const double t_start = now_s();
-  const at::Tensor dense = at::from_blob(const_cast<float*>(w), {n, k});
+  const Tensor dense = Tensor::view(const_cast<float*>(w), {n, k}, DType::f32, nullptr);
   const PackedWeight packed(w, n, k);
   std::mt19937 rng(1234);
   std::normal_distribution<float> normal(0.f, 1.f);

@@ -1,8 +1,5 @@
 #include "model/loader.h"
 
-#include <ATen/Parallel.h>
-#include <c10/util/Half.h>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/half_bits.h"
 #include "model/model_weights.h"
+#include "model/parallel_for.h"
 #include "model/safetensors_reader.h"
 #include "model/shape_string.h"
 
@@ -128,10 +127,10 @@ class CheckpointFiles {
 };
 
 // Copies one stored tensor into a new fp32 CPU tensor (bf16 GEMM is slow on CPU: ANCHORS.md).
-at::Tensor to_fp32(const CheckpointFiles::Found& src) {
+Tensor to_fp32(const CheckpointFiles::Found& src) {
   const SafetensorsTensor& t = *src.tensor;
   const std::span<const uint8_t> bytes = src.file->bytes(t);
-  at::Tensor out = at::empty(t.shape, at::kFloat);
+  Tensor out = Tensor::empty(t.shape, DType::f32);
   float* dst = out.data_ptr<float>();
   const uint8_t* in = bytes.data();
   switch (t.dtype) {
@@ -139,7 +138,7 @@ at::Tensor to_fp32(const CheckpointFiles::Found& src) {
       std::memcpy(dst, in, bytes.size());
       break;
     case SafetensorsDtype::kBF16:
-      at::parallel_for(0, t.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+      parallel_for(0, t.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           uint16_t h;
           std::memcpy(&h, in + 2 * i, 2);  // the data need not be 2-byte aligned
@@ -149,11 +148,11 @@ at::Tensor to_fp32(const CheckpointFiles::Found& src) {
       });
       break;
     case SafetensorsDtype::kF16:
-      at::parallel_for(0, t.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+      parallel_for(0, t.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           uint16_t h;
           std::memcpy(&h, in + 2 * i, 2);
-          dst[i] = static_cast<float>(c10::Half(h, c10::Half::from_bits()));
+          dst[i] = f16_to_float(h);
         }
       });
       break;
@@ -165,17 +164,17 @@ at::Tensor to_fp32(const CheckpointFiles::Found& src) {
   return out;
 }
 
-at::ScalarType scalar_type_of(ModelDtype d) {
+DType scalar_type_of(ModelDtype d) {
   switch (d) {
     case ModelDtype::bf16:
-      return at::kBFloat16;
+      return DType::bf16;
     case ModelDtype::f16:
-      return at::kHalf;
+      return DType::f16;
     case ModelDtype::f32:
     case ModelDtype::auto_dtype:
       break;
   }
-  return at::kFloat;
+  return DType::f32;
 }
 
 ModelDtype stored_dtype(const CheckpointFiles& files) {
@@ -188,20 +187,18 @@ ModelDtype stored_dtype(const CheckpointFiles& files) {
 
 // A matrix at `want`: a view of the mapping when the file stores exactly that (and 2-byte
 // aligned, as every writer we know aligns), else a converted copy.
-at::Tensor load_matrix(const CheckpointFiles& files, const CheckpointFiles::Found& src,
-                       at::ScalarType want, bool* viewed) {
-  if (want == at::kFloat) return to_fp32(src);
+Tensor load_matrix(const CheckpointFiles& files, const CheckpointFiles::Found& src, DType want,
+                   bool* viewed) {
+  if (want == DType::f32) return to_fp32(src);
   const SafetensorsTensor& t = *src.tensor;
-  const at::ScalarType stored = t.dtype == SafetensorsDtype::kBF16  ? at::kBFloat16
-                                : t.dtype == SafetensorsDtype::kF16 ? at::kHalf
-                                                                    : at::kFloat;
+  const DType stored = t.dtype == SafetensorsDtype::kBF16  ? DType::bf16
+                       : t.dtype == SafetensorsDtype::kF16 ? DType::f16
+                                                           : DType::f32;
   const std::span<const uint8_t> bytes = src.file->bytes(t);
   if (stored == want && reinterpret_cast<uintptr_t>(bytes.data()) % 2 == 0) {
     std::shared_ptr<const SafetensorsFile> keep = files.owner(src.file);
     *viewed = true;
-    return at::from_blob(
-        const_cast<uint8_t*>(bytes.data()), t.shape, [keep](void*) {},
-        at::TensorOptions().dtype(want));
+    return Tensor::view(const_cast<uint8_t*>(bytes.data()), t.shape, want, std::move(keep));
   }
   return to_fp32(src).to(want);
 }
@@ -222,7 +219,7 @@ LoadedModel load_model(const std::string& model_dir, const LoadOptions& options)
   const CheckpointFiles files(model_dir);
   const ModelDtype dtype =
       options.dtype == ModelDtype::auto_dtype ? stored_dtype(files) : options.dtype;
-  const at::ScalarType matrix_type = scalar_type_of(dtype);
+  const DType matrix_type = scalar_type_of(dtype);
   bool viewed = false;  // some matrix views the mapping: keep the files open
   const std::string config_path = (fs::path(model_dir) / "config.json").string();
 

@@ -1,6 +1,5 @@
 #include "model/lora_bank.h"
-
-#include <ATen/Parallel.h>
+#include "model/parallel_for.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -20,7 +19,7 @@ int64_t grain_for(int64_t floats_per_row) {
 // packed kernel (packed_linear.h).
 void gather_rows(const std::vector<int32_t>& rows, const float* x, int64_t ldx, int64_t width,
                  float* out) {
-  at::parallel_for(0, int64_t(rows.size()), grain_for(width), [&](int64_t b, int64_t e) {
+  parallel_for(0, int64_t(rows.size()), grain_for(width), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       std::memcpy(out + i * width, x + int64_t{rows[size_t(i)]} * ldx, sizeof(float) * width);
     }
@@ -30,7 +29,7 @@ void gather_rows(const std::vector<int32_t>& rows, const float* x, int64_t ldx, 
 // y[rows[i], col:col + width] += d[i, :].
 void scatter_add_rows(const std::vector<int32_t>& rows, const float* d, int64_t width, float* y,
                       int64_t ldy, int64_t col) {
-  at::parallel_for(0, int64_t(rows.size()), grain_for(width), [&](int64_t b, int64_t e) {
+  parallel_for(0, int64_t(rows.size()), grain_for(width), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       float* yr = y + int64_t{rows[size_t(i)]} * ldy + col;
       const float* dr = d + i * width;

@@ -66,21 +66,24 @@ std::shared_ptr<const LoraAdapter> pack_lora_adapter(const ModelConfig& config,
   auto build = [&](const Pending& p) {
     LoraSiteFactors f;
     if (p.modules.empty()) return f;
-    std::vector<at::Tensor> as;
+    std::vector<Tensor> as;
     int64_t r_begin = 0;
     for (size_t i = 0; i < p.modules.size(); ++i) {
       const LoraFactors& m = *p.modules[i];
-      as.push_back(m.a.to(at::kFloat));
+      as.push_back(m.a.to(DType::f32));
       LoraSiteFactors::Part part;
       part.col = p.cols[i];
       part.r_begin = r_begin;
       part.rank = m.a.size(0);
-      const at::Tensor b = (m.b.to(at::kFloat) * scale).contiguous();
+      Tensor b = m.b.to(DType::f32).clone();
+      float* bp = b.data_ptr<float>();
+      const float s = float(scale);  // as torch scales a float tensor by a Python float
+      for (int64_t i = 0; i < b.numel(); ++i) bp[i] *= s;
       part.b = PackedWeight(b.data_ptr<float>(), b.size(0), b.size(1));
       r_begin += part.rank;
       f.parts.push_back(std::move(part));
     }
-    const at::Tensor a = at::cat(as, 0).contiguous();
+    const Tensor a = cat_rows(as);
     f.a = PackedWeight(a.data_ptr<float>(), a.size(0), a.size(1));
     return f;
   };

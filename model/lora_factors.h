@@ -2,9 +2,7 @@
 // The factors of a LoRA adapter laid out for the packed forward: per layer and per fused
 // projection ("site") of model_runner.cpp, the A of every adapted module stacked so one product
 // serves them all, and each module's B with the scale folded in, aimed at its column range of the
-// fused output (q | k | v, gate | up). Includes ATen: model/ and convert/ sources only.
-#include <ATen/ATen.h>
-
+// fused output (q | k | v, gate | up). Torch-free.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -15,14 +13,15 @@
 #include "model/lora_adapter.h"
 #include "model/model_config.h"
 #include "model/packed_linear.h"
+#include "model/tensor.h"
 
 namespace ps {
 
 // One adapted linear layer as read from the adapter: W' = W + scale * b @ a.
 struct LoraFactors {
   std::string hf_name;         // the base weight, e.g. "model.layers.0.self_attn.q_proj.weight"
-  at::Tensor a;                // [r, in_features], fp32
-  at::Tensor b;                // [out_features, r], fp32
+  Tensor a;                    // [r, in_features], fp32
+  Tensor b;                    // [out_features, r], fp32
   std::string a_name, b_name;  // as the adapter file names them, for messages
 };
 

@@ -1,13 +1,14 @@
 #include "model/machine_probe.h"
 
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
+#include <cblas.h>
 
 #include <chrono>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include "model/packed_linear.h"
+#include "model/parallel_for.h"
 #include "model/runner_simd.h"
 
 namespace ps {
@@ -39,12 +40,12 @@ double measure_bandwidth(int64_t bytes) {
   std::vector<float> buf(n, 1.0f);
   // The kernels' own OpenMP pool: separate std::threads would compete with its workers, which
   // spin for a while after each parallel region unless OMP_WAIT_POLICY=passive.
-  const int64_t threads = std::max(1, at::get_num_threads());
+  const int64_t threads = std::max(1, parallel_threads());
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
     std::vector<float> partial(size_t(threads), 0.f);
     auto t0 = std::chrono::steady_clock::now();
-    at::parallel_for(0, threads, 1, [&](int64_t t0_, int64_t t1_) {
+    parallel_for(0, threads, 1, [&](int64_t t0_, int64_t t1_) {
       for (int64_t t = t0_; t < t1_; ++t) {
         const size_t begin = n * size_t(t) / size_t(threads) / 32 * 32;
         const size_t end = n * size_t(t + 1) / size_t(threads) / 32 * 32;
@@ -59,14 +60,27 @@ double measure_bandwidth(int64_t bytes) {
   return best;
 }
 
+std::vector<float> random_floats(int64_t n) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
 double measure_blas_gemm() {
   const int64_t m = 512, n = 2048, k = 2048;
-  at::Tensor a = at::randn({m, k}), b = at::randn({k, n});
-  at::Tensor c = at::mm(a, b);  // warm-up
+  const std::vector<float> a = random_floats(m * k), b = random_floats(k * n);
+  std::vector<float> c(size_t(m * n));
+  auto mm = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(m), blasint(n), blasint(k), 1.0f,
+                a.data(), blasint(k), b.data(), blasint(n), 0.0f, c.data(), blasint(n));
+  };
+  mm();  // warm-up
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
     auto t0 = std::chrono::steady_clock::now();
-    c = at::mm(a, b);
+    mm();
     double secs = seconds_since(t0);
     best = std::max(best, 2.0 * m * n * k / secs / 1e9);
   }
@@ -75,12 +89,13 @@ double measure_blas_gemm() {
 
 double measure_packed_gemm() {
   const int64_t m = 512, n = 2048, k = 2048;
-  at::Tensor x = at::randn({m, k}), w = at::randn({n, k}), y = at::empty({m, n});
-  const PackedWeight packed(w.data_ptr<float>(), n, k);
+  const std::vector<float> x = random_floats(m * k), w = random_floats(n * k);
+  std::vector<float> y(size_t(m * n));
+  const PackedWeight packed(w.data(), n, k);
   PackedLinearArgs a;
-  a.x = x.data_ptr<float>();
+  a.x = x.data();
   a.w = &packed;
-  a.y = y.data_ptr<float>();
+  a.y = y.data();
   a.m = m;
   packed_linear(a);  // warm-up
   double best = 0;

@@ -1,7 +1,6 @@
 #include "model/model_runner.h"
 
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +18,7 @@
 #include "model/model_weights.h"
 #include "model/moe_layer.h"
 #include "model/paged_attention.h"
+#include "model/parallel_for.h"
 #include "model/projection.h"
 #include "model/runner_ops.h"
 #include "model/runner_plan_check.h"
@@ -27,42 +27,42 @@ namespace ps {
 namespace {
 
 // Contiguous fp32 [rows, cols] (a fresh copy only when the checkpoint tensor is not already so).
-at::Tensor dense_f32(const at::Tensor& t, const char* name) {
+Tensor dense_f32(const Tensor& t, const char* name) {
   if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
-  return t.to(at::kFloat).contiguous();
+  return t.to(DType::f32);
 }
 
-const float* ptr(const at::Tensor& t) {
+const float* ptr(const Tensor& t) {
   return t.defined() ? t.data_ptr<float>() : nullptr;
 }
 
 // Weights re-laid out once so a step issues one product per projection: q, k and v share the
 // normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
 struct PackedLayer {
-  at::Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
+  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
   Projection qkv, o_proj, gate_up, down;
   std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
 };
 
 // A checkpoint matrix, contiguous, in its own dtype (fp32, or bf16/f16 kept narrow).
-at::Tensor matrix(const at::Tensor& t, const char* name) {
+const Tensor& matrix(const Tensor& t, const char* name) {
   if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
-  return t.contiguous();
+  return t;
 }
 
 // The weight in the form(s) the tuner's plan for its shape runs; narrow or quantized weights
 // are packed panels only (lowbit_weights.h).
-Projection projection(const at::Tensor& w, LinearTuner& tuner, const RunnerOptions& o) {
-  if (w.dim() != 2 || !w.is_contiguous()) {
+Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o) {
+  if (w.dim() != 2) {
     throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D matrix");
   }
-  const PanelFormat format = panel_format_for(w.scalar_type(), o.quantization);
+  const PanelFormat format = panel_format_for(w.dtype(), o.quantization);
   if (format == PanelFormat::i8 && o.linear_mode == LinearMode::blas) {
     throw std::invalid_argument("--quantization int8 runs on the packed kernel, not --kernel blas");
   }
   // --kernel blas asks for OpenBLAS, which computes on fp32: a bf16/f16 matrix is widened for it.
   if (format == PanelFormat::f32 || o.linear_mode == LinearMode::blas) {
-    const at::Tensor f = w.to(at::kFloat).contiguous();
+    const Tensor f = w.to(DType::f32);
     return Projection(f, tuner.plan_for(f.data_ptr<float>(), f.size(0), f.size(1)));
   }
   return Projection(w, format, o.quantization_group);
@@ -72,15 +72,12 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
                        const RunnerOptions& o) {
   PackedLayer p;
   p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
-  p.qkv = projection(
-      at::cat({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"), matrix(l.v_proj, "v_proj")},
-              0)
-          .contiguous(),
-      tuner, o);
+  p.qkv = projection(cat_rows({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"),
+                               matrix(l.v_proj, "v_proj")}),
+                     tuner, o);
   if (c.attention_bias) {
-    p.qkv_bias = at::cat({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
-                          dense_f32(l.v_bias, "v_bias")})
-                     .contiguous();
+    p.qkv_bias = cat_rows({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
+                           dense_f32(l.v_bias, "v_bias")});
   }
   if (c.qk_norm) {
     p.q_norm = dense_f32(l.q_norm, "q_norm");
@@ -93,8 +90,7 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);
   } else {
     p.gate_up = projection(
-        at::cat({matrix(l.gate_proj, "gate_proj"), matrix(l.up_proj, "up_proj")}, 0).contiguous(),
-        tuner, o);
+        cat_rows({matrix(l.gate_proj, "gate_proj"), matrix(l.up_proj, "up_proj")}), tuner, o);
     p.down = projection(matrix(l.down_proj, "down_proj"), tuner, o);
   }
   const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
@@ -105,7 +101,7 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
 }
 
 // y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
-void project(const float* x, int64_t m, const Projection& w, const at::Tensor& bias, float* y,
+void project(const float* x, int64_t m, const Projection& w, const Tensor& bias, float* y,
              bool accumulate = false) {
   w.run(x, m, ptr(bias), y, accumulate);
 }
@@ -133,7 +129,7 @@ void set_threads_once() {
                    "(link pagedserve_model to OpenMP::OpenMP_CXX)\n");
     }
     if (std::getenv("OMP_NUM_THREADS") != nullptr) return;
-    at::set_num_threads(static_cast<int>(cores));
+    omp_set_num_threads(static_cast<int>(cores));
   });
 }
 
@@ -143,17 +139,16 @@ struct ModelRunner::Impl {
   std::shared_ptr<const ModelWeights> weights;
   ModelConfig c;
   KvCacheSpec spec;
-  at::Tensor embed, final_norm;
+  Tensor embed, final_norm;
   Projection lm_head;
   // A tied embedding is read from lm_head's panels (the same values): its mapped checkpoint
   // pages are then never touched. Each lookup had faulted in a whole page-cache folio (up to
   // 2 MB on ext4 with large folios): 244 MB of the 311 MB table for a 256-token prompt.
   bool embed_from_lm_head = false;
   std::vector<PackedLayer> layers;
-  std::vector<at::Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
+  std::vector<Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
   KvCacheDtype kv_dtype = KvCacheDtype::f32;
   RopeFrequencies rope;  // inv_freq [rotary_dim / 2], attention factor
-  at::Tensor inv_freq;   // rope.inv_freq as a tensor
   Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
   MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
@@ -164,17 +159,25 @@ struct ModelRunner::Impl {
     const int64_t T = plan.num_tokens(), half = rope.rotary_dim / 2;
     // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq; then cos and
     // sin times the attention factor (1 but for yarn), as HF's rotary embedding scales them.
-    const at::Tensor pos =
-        at::from_blob(const_cast<int32_t*>(plan.positions.data()), {T}, at::kInt).to(at::kFloat);
-    const at::Tensor angles = at::outer(pos, inv_freq);
-    at::Tensor cos_t = at::from_blob(cos.get(T * half), {T, half});
-    at::Tensor sin_t = at::from_blob(sin.get(T * half), {T, half});
-    at::cos_out(cos_t, angles);
-    at::sin_out(sin_t, angles);
-    if (rope.attention_factor != 1.0f) {
-      cos_t.mul_(rope.attention_factor);
-      sin_t.mul_(rope.attention_factor);
-    }
+    float* cos_t = cos.get(T * half);
+    float* sin_t = sin.get(T * half);
+    const float* inv_freq = rope.inv_freq.data();
+    const float factor = rope.attention_factor;
+    parallel_for(0, T, 16, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const float pos = float(plan.positions[size_t(t)]);
+        for (int64_t i = 0; i < half; ++i) {
+          const float angle = pos * inv_freq[i];  // fp32 product, as torch's outer
+          float c = std::cos(angle), s = std::sin(angle);
+          if (factor != 1.0f) {
+            c *= factor;
+            s *= factor;
+          }
+          cos_t[t * half + i] = c;
+          sin_t[t * half + i] = s;
+        }
+      }
+    });
   }
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
@@ -254,8 +257,8 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qr.cos = cos.v.data();
     qr.sin = sin.v.data();
     qk_norm_rope(qr);
-    void* kc = k_cache[l].data_ptr();
-    void* vc = v_cache[l].data_ptr();
+    void* kc = k_cache[size_t(l)].data_ptr();
+    void* vc = v_cache[size_t(l)].data_ptr();
     if (kv_dtype == KvCacheDtype::bf16) {
       write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
                           int32_t(KV), static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
@@ -329,16 +332,16 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   }
   m.embed = matrix(m.weights->embed_tokens, "embed_tokens");
   m.final_norm = dense_f32(m.weights->norm, "norm");
-  const at::Tensor lm_head =
+  const Tensor lm_head =
       m.weights->lm_head.defined() ? matrix(m.weights->lm_head, "lm_head") : m.embed;
-  if (m.embed.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size} ||
-      lm_head.sizes() != at::IntArrayRef{c.vocab_size, c.hidden_size}) {
+  const std::vector<int64_t> table_shape{c.vocab_size, c.hidden_size};
+  if (m.embed.sizes() != table_shape || lm_head.sizes() != table_shape) {
     throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
   }
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
-  m.lm_head = projection(lm_head.contiguous(), tuner, options);
+  m.lm_head = projection(lm_head, tuner, options);
   release_mapped_pages(*m.weights, lm_head);
-  const PanelFormat embed_format = panel_format_of(m.embed.scalar_type());
+  const PanelFormat embed_format = panel_format_of(m.embed.dtype());
   const bool tied =
       !m.weights->lm_head.defined() || m.weights->lm_head.is_same(m.weights->embed_tokens);
   m.embed_from_lm_head =
@@ -352,9 +355,8 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
                      " MB read per token)" + "; kv cache " +
                      kv_cache_dtype_name(options.kv_cache_dtype);
   m.kv_dtype = options.kv_cache_dtype;
-  const at::ScalarType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? at::kBFloat16 : at::kFloat;
+  const DType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? DType::bf16 : DType::f32;
   m.rope = rope_frequencies(c);
-  m.inv_freq = at::from_blob(m.rope.inv_freq.data(), {int64_t(m.rope.inv_freq.size())});
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     // Zeros that take memory only once written (kv_cache_pages.h says why).
     m.k_cache.push_back(lazily_committed_zeros(
@@ -395,7 +397,7 @@ int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size
 
 int64_t ModelRunner::weight_bytes() const {
   const Impl& m = *impl_;
-  auto bytes = [](const at::Tensor& t) { return t.defined() ? int64_t(t.nbytes()) : 0; };
+  auto bytes = [](const Tensor& t) { return t.defined() ? int64_t(t.nbytes()) : 0; };
   int64_t total =
       m.projection_bytes_held() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) + bytes(m.final_norm);
   for (const PackedLayer& l : m.layers) {

@@ -1,40 +1,38 @@
 #include "model/moe_layer.h"
 
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "model/moe_weights.h"
+#include "model/parallel_for.h"
 #include "model/runner_ops.h"
 
 namespace ps {
 namespace {
 
-at::Tensor f32(const at::Tensor& t, const char* what) {
+Tensor f32(const Tensor& t, const char* what) {
   if (!t.defined()) throw std::invalid_argument(std::string("MoeLayer: missing ") + what);
-  return t.to(at::kFloat).contiguous();
+  return t.to(DType::f32);
 }
 
-Projection projection(const at::Tensor& w, LinearTuner& tuner) {
+Projection projection(const Tensor& w, LinearTuner& tuner) {
   return Projection(w, tuner.plan_for(w.data_ptr<float>(), w.size(0), w.size(1)));
 }
 
 // [gate; up] of each listed expert stacked so that a row of the product is
 // [gate_1 .. gate_n | up_1 .. up_n], the layout silu_mul_rows reads, and the matching
 // [down_1 | .. | down_n]: one MLP whose output is the sum of the experts' outputs.
-std::pair<at::Tensor, at::Tensor> fused_mlp(const std::vector<ExpertWeights>& experts) {
-  std::vector<at::Tensor> gates, ups, downs;
+std::pair<Tensor, Tensor> fused_mlp(const std::vector<ExpertWeights>& experts) {
+  std::vector<Tensor> gates, ups, downs;
   for (const ExpertWeights& e : experts) {
     gates.push_back(f32(e.gate_proj, "expert gate_proj"));
     ups.push_back(f32(e.up_proj, "expert up_proj"));
     downs.push_back(f32(e.down_proj, "expert down_proj"));
   }
-  at::Tensor gate_up = at::cat({at::cat(gates, 0), at::cat(ups, 0)}, 0).contiguous();
-  at::Tensor down = at::cat(downs, 1).contiguous();
+  Tensor gate_up = cat_rows({cat_rows(gates), cat_rows(ups)});
+  Tensor down = cat_cols(downs);
   return {gate_up, down};
 }
 
@@ -123,7 +121,7 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
   router_.run(x, rows, nullptr, logits, false);
   int32_t* experts = grow(s->experts, A);
   float* weights = grow(s->weights, A);
-  at::parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r)
       route_row(logits + r * E, moe_, experts + r * k, weights + r * k);
   });
@@ -147,7 +145,7 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
     }
   }
   float* gathered = grow(s->gathered, A * H);
-  at::parallel_for(0, A, 64, [&](int64_t b, int64_t e) {
+  parallel_for(0, A, 64, [&](int64_t b, int64_t e) {
     for (int64_t g = b; g < e; ++g) {
       std::memcpy(gathered + g * H, x + int64_t{row_of[g]} * H, sizeof(float) * H);
     }
@@ -168,7 +166,7 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
   // 4. Scatter: each row sums its experts' weighted outputs in ascending expert order (as HF's
   // index_add_ over experts does), then the shared experts, then joins the residual stream.
   float* moe_out = grow(s->moe_out, rows * H);
-  at::parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       float* dst = moe_out + r * H;
       std::memset(dst, 0, sizeof(float) * H);
@@ -186,7 +184,7 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
     silu_mul_rows(sgu, rows, shared_width_, sact);
     shared_down_.run(sact, rows, nullptr, moe_out, true);
   }
-  at::parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       for (int64_t i = 0; i < H; ++i) y[r * H + i] += moe_out[r * H + i];
     }

@@ -7,11 +7,10 @@
 
 #include "model/linear_tuner.h"
 #include "model/model_config.h"
+#include "model/moe_weights.h"
 #include "model/projection.h"
 
 namespace ps {
-
-struct MoeLayerWeights;
 
 // Grow-only working memory, shared by every MoeLayer of a runner (one step runs at a time).
 struct MoeScratch {

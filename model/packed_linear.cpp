@@ -1,6 +1,5 @@
 #include "model/packed_linear.h"
-
-#include <ATen/Parallel.h>
+#include "model/parallel_for.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -66,7 +65,7 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   const int64_t rows = std::max<int64_t>(4, std::min(a.m, kRowChunk));
   const int64_t grain = std::max<int64_t>(1, 262144 / (rows * kPanelCols * w.k()));
   const bool ahead = single_pass_prefetch();
-  at::parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
+  parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t r0 = (u / panels) * kRowChunk;
       const int64_t col = (u % panels) * kPanelCols;
@@ -107,7 +106,7 @@ PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k) : n_(n), k_(k),
   if (mem == nullptr) throw std::bad_alloc();
   data_.reset(static_cast<uint8_t*>(mem));
   float* out = reinterpret_cast<float*>(data_.get());
-  at::parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
+  parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       float* dst = out + p * kPanelCols * k;
       for (int64_t j = 0; j < kPanelCols; ++j) {

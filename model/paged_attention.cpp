@@ -1,6 +1,5 @@
 #include "model/paged_attention.h"
-
-#include <ATen/Parallel.h>
+#include "model/parallel_for.h"
 
 #include <algorithm>
 #include <atomic>
@@ -286,7 +285,7 @@ void paged_attention(const PagedAttentionArgs& a) {
   if (a.num_seqs == 0) return;
   const bool cache = a.k_cache_bf16 ? a.v_cache_bf16 != nullptr : (a.k_cache && a.v_cache);
   check(a.q && cache && a.block_tables && a.query_start && a.context_len && a.out, "null pointer");
-  const std::vector<WorkItem> items = plan_items(a, at::get_num_threads());
+  const std::vector<WorkItem> items = plan_items(a, parallel_threads());
   if (items.empty()) return;
 
   const int64_t nq_max = kRowsPerItem * int64_t{a.num_heads};
@@ -304,11 +303,11 @@ void paged_attention(const PagedAttentionArgs& a) {
   int64_t total = 0;
   for (const WorkItem& w : items) total += w.cost;
   // Waking the other threads costs a few microseconds: worth it above ~16k attended pairs.
-  const int64_t threads = std::min<int64_t>(at::get_num_threads(), int64_t(items.size()));
+  const int64_t threads = std::min<int64_t>(parallel_threads(), int64_t(items.size()));
   if (threads <= 1 || total * a.head_dim < (int64_t{1} << 20)) {
     worker(0, 1);
   } else {
-    at::parallel_for(0, threads, 1, worker);
+    parallel_for(0, threads, 1, worker);
   }
 }
 

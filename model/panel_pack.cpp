@@ -1,6 +1,5 @@
 // PackedWeight's narrow formats (packed_linear.h): bf16/f16 panels and int8 quantization at
 // load. Kept apart from the fp32 packer so that path's code stays as it was.
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,7 @@
 
 #include "model/half_bits.h"
 #include "model/packed_linear.h"
+#include "model/parallel_for.h"
 
 namespace ps {
 namespace {
@@ -99,7 +99,7 @@ PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k,
   uint8_t* out = data_.get();
   float* scales = scales_.get();
   const bool same_bits = src == format;
-  at::parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
+  parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
     std::vector<float> row(static_cast<size_t>(k));
     for (int64_t p = p0; p < p1; ++p) {
       uint8_t* dst = out + p * kPanelCols * k * elem_;

@@ -1,34 +1,37 @@
 #include "model/projection.h"
 
+#include <cblas.h>
+
 #include <stdexcept>
 #include <string>
 
 namespace ps {
 
-void blas_linear(const at::Tensor& w, const float* x, int64_t ldx, int64_t m, const float* bias,
+void blas_linear(const Tensor& w, const float* x, int64_t ldx, int64_t m, const float* bias,
                  float* y, int64_t ldy, bool accumulate) {
   const int64_t n = w.size(0), k = w.size(1);
   if (m == 0) return;
-  at::Tensor X = at::from_blob(const_cast<float*>(x), {m, k}, {ldx, 1});
-  at::Tensor Y = at::from_blob(y, {m, n}, {ldy, 1});
+  const float* wp = w.data_ptr<float>();
+  const float beta = accumulate ? 1.0f : 0.0f;
   if (m == 1) {
     // sgemv: at M = 1 OpenBLAS sgemm is 4-5x slower than sgemv (ANCHORS.md).
-    at::Tensor yv = Y[0], xv = X[0];
-    if (accumulate) {
-      at::addmv_out(yv, yv, w, xv);
-    } else {
-      at::mv_out(yv, w, xv);
-    }
-  } else if (accumulate) {
-    at::addmm_out(Y, Y, X, w.t());
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, wp, blasint(k), x, 1,
+                beta, y, 1);
   } else {
-    at::mm_out(Y, X, w.t());
+    // Y[m, n] = X[m, k] · Wᵀ, W row-major [n, k].
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blasint(m), blasint(n), blasint(k), 1.0f,
+                x, blasint(ldx), wp, blasint(k), beta, y, blasint(ldy));
   }
-  if (bias != nullptr) Y.add_(at::from_blob(const_cast<float*>(bias), {n}));
+  if (bias != nullptr) {
+    for (int64_t r = 0; r < m; ++r) {
+      float* row = y + r * ldy;
+      for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+    }
+  }
 }
 
-Projection::Projection(const at::Tensor& w, const LinearPlan& plan) : plan_(plan) {
-  if (w.dim() != 2 || w.scalar_type() != at::kFloat || !w.is_contiguous()) {
+Projection::Projection(const Tensor& w, const LinearPlan& plan) : plan_(plan) {
+  if (w.dim() != 2 || w.dtype() != DType::f32) {
     throw std::invalid_argument(
         "ModelRunner: a projection weight must be a 2-D contiguous fp32 "
         "matrix");
@@ -39,18 +42,18 @@ Projection::Projection(const at::Tensor& w, const LinearPlan& plan) : plan_(plan
   if (plan_.uses(LinearKernel::blas)) dense_ = w;
 }
 
-PanelFormat panel_format_of(at::ScalarType t) {
-  if (t == at::kBFloat16) return PanelFormat::bf16;
-  if (t == at::kHalf) return PanelFormat::f16;
-  if (t == at::kFloat) return PanelFormat::f32;
+PanelFormat panel_format_of(DType t) {
+  if (t == DType::bf16) return PanelFormat::bf16;
+  if (t == DType::f16) return PanelFormat::f16;
+  if (t == DType::f32) return PanelFormat::f32;
   throw std::invalid_argument("ModelRunner: weights must be float32, bfloat16 or float16");
 }
 
-Projection::Projection(const at::Tensor& w, PanelFormat format, int64_t group) {
-  if (w.dim() != 2 || !w.is_contiguous()) {
+Projection::Projection(const Tensor& w, PanelFormat format, int64_t group) {
+  if (w.dim() != 2) {
     throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D contiguous matrix");
   }
-  const PanelFormat src = panel_format_of(w.scalar_type());
+  const PanelFormat src = panel_format_of(w.dtype());
   n_ = w.size(0);
   k_ = w.size(1);
   packed_ = PackedWeight(w.data_ptr(), src, n_, k_, format, group);

@@ -2,28 +2,27 @@
 // One projection weight of the forward, held in the form(s) its LinearPlan runs: packed panels
 // for our kernel, the row-major fp32 matrix for OpenBLAS, or both when the best kernel depends
 // on the batch size. y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
-#include <ATen/ATen.h>
-
 #include <cstdint>
 
 #include "model/linear_tuner.h"
 #include "model/packed_linear.h"
+#include "model/tensor.h"
 
 namespace ps {
 
 // The panel format that holds a matrix of dtype `t` as it is (f32, bf16, f16); throws
 // std::invalid_argument for any other dtype.
-PanelFormat panel_format_of(at::ScalarType t);
+PanelFormat panel_format_of(DType t);
 
 class Projection {
  public:
   Projection() = default;
   // w: 2-D contiguous fp32 [n, k] (checked); plan: from LinearTuner::plan_for.
-  Projection(const at::Tensor& w, const LinearPlan& plan);
+  Projection(const Tensor& w, const LinearPlan& plan);
   // Packed panels only, of `format` (bf16/f16 from a matrix of that dtype, or int8 quantized
   // from fp32/bf16/f16 with `group` input columns per scale, 0 = per output channel). No BLAS
   // candidate: OpenBLAS would need an fp32 copy of the weight, the memory this saves.
-  Projection(const at::Tensor& w, PanelFormat format, int64_t group);
+  Projection(const Tensor& w, PanelFormat format, int64_t group);
 
   void run(const float* x, int64_t m, const float* bias, float* y, bool accumulate) const;
 
@@ -42,14 +41,14 @@ class Projection {
 
  private:
   PackedWeight packed_;
-  at::Tensor dense_;  // kept only when the plan uses BLAS somewhere
+  Tensor dense_;  // kept only when the plan uses BLAS somewhere
   LinearPlan plan_;
   int64_t n_ = 0, k_ = 0;
 };
 
-// y (= or +=) x · wᵀ (+ bias) through ATen/OpenBLAS: sgemv for one row, sgemm otherwise. x and y
-// have row strides ldx, ldy. w is fp32 contiguous [n, k].
-void blas_linear(const at::Tensor& w, const float* x, int64_t ldx, int64_t m, const float* bias,
+// y (= or +=) x · wᵀ (+ bias) through OpenBLAS's C interface: sgemv for one row, sgemm
+// otherwise. x and y have row strides ldx, ldy. w is fp32 contiguous [n, k].
+void blas_linear(const Tensor& w, const float* x, int64_t ldx, int64_t m, const float* bias,
                  float* y, int64_t ldy, bool accumulate);
 
 }  // namespace ps

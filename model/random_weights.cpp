@@ -1,6 +1,7 @@
 #include "model/random_weights.h"
 
-#include <ATen/Parallel.h>
+#include "model/model_weights.h"
+#include "model/parallel_for.h"
 
 #include <cmath>
 #include <memory>
@@ -29,9 +30,9 @@ uint64_t tensor_key(uint64_t seed, const std::string& name) {
 
 // Box-Muller on one 64-bit draw per element: counter-based, so any thread split gives the same
 // values. Computed in double so the float result does not depend on vectorisation.
-void fill_normal(at::Tensor& t, uint64_t key, float std_dev) {
+void fill_normal(Tensor& t, uint64_t key, float std_dev) {
   float* out = t.data_ptr<float>();
-  at::parallel_for(0, t.numel(), 1 << 14, [&](int64_t begin, int64_t end) {
+  parallel_for(0, t.numel(), 1 << 14, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const uint64_t bits = splitmix64(key + static_cast<uint64_t>(i));
       const double u1 = (static_cast<double>(bits >> 40) + 1.0) * 0x1p-24;  // (0, 1]
@@ -54,9 +55,9 @@ ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed) {
   ModelWeights w;
   w.config = config;
   for (WeightSlot& slot : weight_slots(w)) {
-    at::Tensor t = at::empty(slot.shape, at::kFloat);
+    Tensor t = Tensor::empty(slot.shape, DType::f32);
     if (is_norm_weight(slot.name)) {
-      t.fill_(1.0f);
+      t.fill(1.0f);
     } else {
       fill_normal(t, tensor_key(seed, slot.name), kInitStd);
     }

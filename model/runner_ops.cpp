@@ -1,6 +1,5 @@
 #include "model/runner_ops.h"
-
-#include <ATen/Parallel.h>
+#include "model/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>
@@ -128,20 +127,20 @@ bool kernels_parallel() {
 
 void rms_norm_rows(const float* x, int64_t ldx, const int32_t* rows_x, int64_t rows, int64_t width,
                    const float* w, float eps, float* y, int64_t ldy) {
-  at::parallel_for(0, rows, grain_for(width), [&](int64_t b, int64_t e) {
+  parallel_for(0, rows, grain_for(width), [&](int64_t b, int64_t e) {
     rms_norm_range(x, ldx, rows_x, b, e, width, w, eps, y, ldy);
   });
 }
 
 void qk_norm_rope(const QkRopeArgs& a) {
   const int64_t per_row = int64_t{a.num_heads + a.num_kv_heads} * a.head_dim;
-  at::parallel_for(0, a.rows, grain_for(per_row),
-                   [&](int64_t b, int64_t e) { qk_norm_rope_range(a, b, e); });
+  parallel_for(0, a.rows, grain_for(per_row),
+               [&](int64_t b, int64_t e) { qk_norm_rope_range(a, b, e); });
 }
 
 void silu_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out) {
-  at::parallel_for(0, rows, grain_for(2 * inter),
-                   [&](int64_t b, int64_t e) { silu_mul_range(gu, b, e, inter, out); });
+  parallel_for(0, rows, grain_for(2 * inter),
+               [&](int64_t b, int64_t e) { silu_mul_range(gu, b, e, inter, out); });
 }
 
 }  // namespace ps

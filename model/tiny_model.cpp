@@ -101,19 +101,19 @@ json tokenizer_config(const ModelConfig& c) {
 
 void write_weights(const fs::path& dir, const ModelConfig& c, const TinyModelOptions& o) {
   ModelWeights w = make_random_weights(c, o.seed);
-  std::vector<at::Tensor> stored;  // keeps converted data alive until written
+  std::vector<Tensor> stored;  // keeps converted data alive until written
   std::vector<SafetensorsEntry> entries;
-  const at::ScalarType st = o.dtype == WeightDtype::kBF16  ? at::kBFloat16
-                            : o.dtype == WeightDtype::kF16 ? at::kHalf
-                                                           : at::kFloat;
+  const DType st = o.dtype == WeightDtype::kBF16  ? DType::bf16
+                   : o.dtype == WeightDtype::kF16 ? DType::f16
+                                                  : DType::f32;
   const SafetensorsDtype sd = o.dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
                               : o.dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
                                                              : SafetensorsDtype::kF32;
   const std::vector<WeightSlot> slots = weight_slots(w);
   stored.reserve(slots.size());
   for (const WeightSlot& slot : slots) {
-    stored.push_back(slot.tensor->to(st).contiguous());
-    const at::Tensor& t = stored.back();
+    stored.push_back(slot.tensor->to(st));
+    const Tensor& t = stored.back();
     entries.push_back({slot.name, sd, slot.shape,
                        std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
                                                 static_cast<size_t>(t.nbytes()))});

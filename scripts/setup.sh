@@ -12,11 +12,13 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
 source scripts/lib/install_packages.sh
 t0=$(date +%s)
 
-# libopenblas0-openmp matters: without it Debian's libtorch runs its GEMMs on the reference
-# BLAS, ~25x slower. ccache makes rebuilds in fresh build dirs cheap (CMake uses it when found).
+# No libtorch: the serving binary links none (docs/architecture.md); scripts/test.sh installs it
+# for the tests' PyTorch reference and pagedserve-train. OpenBLAS's OpenMP flavour is the linear
+# tuner's BLAS candidate (through cblas) and shares the kernels' one OpenMP pool. ccache makes
+# rebuilds in fresh build dirs cheap (CMake uses it when found).
 install_packages \
   build-essential cmake ninja-build pkg-config ccache \
-  libtorch-dev libopenblas0-openmp \
+  libopenblas-openmp-dev \
   libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev libicu-dev
 
 # Configured without tests and benchmarks, so neither GoogleTest nor Google Benchmark is needed.

@@ -23,6 +23,7 @@ t0=$(date +%s)
 # tests; nodejs/npm run the reference clients (openai, @huggingface/tokenizers), fetched from
 # npm over https (ca-certificates).
 packages=(
+  libtorch-dev  # the tests' PyTorch reference (reference/), pagedserve-train, .pth fixtures
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jinja2 python3-torch curl ca-certificates
   chromium fonts-wqy-microhei tmux gnuplot-nox clang libclang-rt-14-dev

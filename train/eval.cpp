@@ -1,9 +1,11 @@
 #include "train/eval.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 
 #include "model/model_weights.h"
-#include "model/naive_generate.h"
+#include "reference/naive_generate.h"
 
 namespace ps {
 namespace {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "model/model_weights.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
@@ -35,7 +36,7 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
 }
 
 // x: [B, T, hidden] -> [B, T, hidden].
-at::Tensor attention(const LayerWeights& l, const ModelConfig& c, const at::Tensor& x,
+at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at::Tensor& x,
                      const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& future) {
   const int64_t B = x.size(0);
   const int64_t T = x.size(1);
@@ -61,13 +62,13 @@ at::Tensor attention(const LayerWeights& l, const ModelConfig& c, const at::Tens
 
 }  // namespace
 
-at::Tensor train_logits(const ModelWeights& w, const at::Tensor& ids) {
+at::Tensor train_logits(const TorchWeights& w, const at::Tensor& ids) {
   const ModelConfig& c = w.config;
   const int64_t T = ids.size(1);
   at::Tensor x = at::embedding(w.embed_tokens, ids);
   const auto [cos, sin] = rope_tables(T, c.head_dim, c.rope_theta);
   const at::Tensor future = at::ones({T, T}, at::kBool).triu(1);
-  for (const LayerWeights& l : w.layers) {
+  for (const TorchLayerWeights& l : w.layers) {
     const at::Tensor h =
         x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos, sin, future);
     const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);
@@ -85,7 +86,7 @@ std::vector<float> train_logits_single(const ModelWeights& weights,
   const at::Tensor ids =
       at::from_blob(const_cast<int32_t*>(tokens.data()), {1, T}, at::kInt).to(at::kLong);
   const at::NoGradGuard no_grad;
-  const at::Tensor logits = train_logits(weights, ids).contiguous();
+  const at::Tensor logits = train_logits(to_torch(weights), ids).contiguous();
   const float* p = logits.data_ptr<float>();
   return std::vector<float>(p, p + logits.numel());
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The decoder forward used for training: a padded batch [B, T] at once, differentiable, over
-// the same ModelWeights layout (and the same math) as model/naive_forward.cpp, so what the
+// the same ModelWeights layout (and the same math) as reference/naive_forward.cpp, so what the
 // trainer learns is what the loader and the engine compute.
 #include <cstdint>
 #include <vector>
@@ -12,10 +12,11 @@ class Tensor;
 namespace ps {
 
 struct ModelWeights;
+struct TorchWeights;
 
 // ids: int64 [B, T]; returns fp32 logits [B, T, vocab]. Causal: position t sees 0..t only, so
 // padding after a sequence's end does not change its logits.
-at::Tensor train_logits(const ModelWeights& weights, const at::Tensor& ids);
+at::Tensor train_logits(const TorchWeights& weights, const at::Tensor& ids);
 
 // One unpadded sequence, row-major [tokens.size(), vocab]: for comparing with naive_logits.
 std::vector<float> train_logits_single(const ModelWeights& weights,

@@ -10,6 +10,7 @@
 
 #include "model/model_weights.h"
 #include "model/random_weights.h"
+#include "torch_bridge/torch_tensor.h"
 #include "train/batch_schedule.h"
 #include "train/train_forward.h"
 #include "train/warm_start.h"
@@ -44,7 +45,7 @@ std::pair<at::Tensor, at::Tensor> make_batch(const std::vector<TokenizedExample>
   return {ids, targets};
 }
 
-at::Tensor batch_loss(const ModelWeights& w, const at::Tensor& ids, const at::Tensor& targets,
+at::Tensor batch_loss(const TorchWeights& w, const at::Tensor& ids, const at::Tensor& targets,
                       torch::nn::functional::CrossEntropyFuncOptions::reduction_t reduction) {
   const at::Tensor logits = train_logits(w, ids);
   return torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}),
@@ -52,6 +53,14 @@ at::Tensor batch_loss(const ModelWeights& w, const at::Tensor& ids, const at::Te
                                               torch::nn::functional::CrossEntropyFuncOptions()
                                                   .ignore_index(kIgnoreTarget)
                                                   .reduction(reduction));
+}
+
+// Autograd leaves need their own memory: each tensor cloned out of the serve-path buffers.
+TorchWeights owned_torch_weights(const ModelWeights& w) {
+  TorchWeights t = to_torch(w);
+  for (const TorchWeightSlot& slot : weight_slots(t)) *slot.tensor = slot.tensor->clone();
+  if (t.config.tie_word_embeddings) t.lm_head = t.embed_tokens;
+  return t;
 }
 
 }  // namespace
@@ -70,7 +79,7 @@ struct Trainer::Impl {
   TrainOptions options;
   std::string tag;
   std::vector<TokenizedExample> data;
-  ModelWeights weights;
+  TorchWeights weights;
   std::vector<at::Tensor> params;  // in weight_slots order
   std::vector<std::string> names;
   BatchSchedule schedule;
@@ -82,7 +91,7 @@ struct Trainer::Impl {
       : options(o),
         tag(std::move(t)),
         data(std::move(d)),
-        weights(make_random_weights(config, o.seed)),
+        weights(owned_torch_weights(make_random_weights(config, o.seed))),
         schedule(lengths_of(data), o.batch_size, o.seed) {
     for (const TokenizedExample& e : data) {
       for (int32_t t : e.tokens) {
@@ -94,7 +103,7 @@ struct Trainer::Impl {
       }
     }
     std::vector<at::Tensor> decayed, plain;
-    for (const WeightSlot& slot : weight_slots(weights)) {
+    for (const TorchWeightSlot& slot : weight_slots(weights)) {
       slot.tensor->requires_grad_(true);
       params.push_back(*slot.tensor);
       names.push_back(slot.name);
@@ -125,13 +134,13 @@ int64_t Trainer::steps_done() const {
 const TrainOptions& Trainer::options() const {
   return impl_->options;
 }
-const ModelWeights& Trainer::weights() const {
-  return impl_->weights;
+ModelWeights Trainer::weights() const {
+  return from_torch(impl_->weights);
 }
 
 void Trainer::start_from(const ModelWeights& init) {
   if (impl_->step != 0) throw std::logic_error("Trainer::start_from after training steps");
-  copy_weights_into(init, impl_->weights);
+  copy_weights_into(to_torch(init), impl_->weights);
 }
 
 StepStats Trainer::step() {

@@ -13,6 +13,7 @@
 namespace ps {
 
 struct ModelWeights;
+struct TorchWeights;
 
 struct TrainOptions {
   int64_t total_steps = 3000;
@@ -66,7 +67,9 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
   // fp32, CPU; tensors require grad (use under no-grad or copy before serving).
-  const ModelWeights& weights() const;
+  // The weights as the serve path holds them: views of the training tensors (valid until the
+  // next step changes them).
+  ModelWeights weights() const;
 
  private:
   struct Impl;

@@ -9,6 +9,7 @@
 
 #include "model/model_weights.h"
 #include "model/shape_string.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 
@@ -42,13 +43,13 @@ std::string tokenizer_with_added_tokens(const std::string& tokenizer_json,
   return tok.dump(2);
 }
 
-void copy_weights_into(const ModelWeights& from_const, ModelWeights& to) {
-  ModelWeights from = from_const;  // shares the tensors; weight_slots needs a mutable object
+void copy_weights_into(const TorchWeights& from_const, TorchWeights& to) {
+  TorchWeights from = from_const;  // shares the tensors; weight_slots needs a mutable object
   if (from.config.tie_word_embeddings != to.config.tie_word_embeddings) {
     throw std::runtime_error("--init-from: the model's tie_word_embeddings differs");
   }
-  const std::vector<WeightSlot> src = weight_slots(from);
-  const std::vector<WeightSlot> dst = weight_slots(to);
+  const std::vector<TorchWeightSlot> src = weight_slots(from);
+  const std::vector<TorchWeightSlot> dst = weight_slots(to);
   if (src.size() != dst.size()) {
     throw std::runtime_error("--init-from: the model has another number of tensors");
   }

@@ -9,7 +9,7 @@
 
 namespace ps {
 
-struct ModelWeights;
+struct TorchWeights;
 
 // `tokenizer_json` with each of `tokens` that it lacks added as a non-special added token, ids
 // after the largest id in use. Throws std::runtime_error when the text is no tokenizer.json.
@@ -19,6 +19,6 @@ std::string tokenizer_with_added_tokens(const std::string& tokenizer_json,
 // Copies `from` into `to` (no gradient): every tensor must have the same shape, except the
 // embedding (and an untied lm_head), of which `to` may have more rows; the rows `from` has are
 // copied and the rest kept. Throws std::runtime_error naming the tensor on any other mismatch.
-void copy_weights_into(const ModelWeights& from, ModelWeights& to);
+void copy_weights_into(const TorchWeights& from, TorchWeights& to);
 
 }  // namespace ps

@@ -26,6 +26,7 @@
 #include "model/model_runner.h"
 #include "model/model_weights.h"
 #include "model/random_weights.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace {
 
@@ -65,8 +66,8 @@ std::shared_ptr<const ps::LoraAdapter> random_adapter(const ps::ModelConfig& c, 
     for (const auto& [name, out, in] : shapes) {
       ps::LoraFactors f;
       f.hf_name = "model.layers." + std::to_string(l) + "." + name + ".weight";
-      f.a = at::randn({r, in}) * 0.02;
-      f.b = at::randn({out, r}) * 0.02;
+      f.a = ps::from_torch(at::randn({r, in}) * 0.02);
+      f.b = ps::from_torch(at::randn({out, r}) * 0.02);
       modules.push_back(f);
     }
   }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "convert/convert_checkpoint.h"
 #include "convert/convert_names.h"
@@ -15,9 +16,39 @@
 #include "model/model_weights.h"
 #include "model/random_weights.h"
 #include "model/safetensors_writer.h"
+#include "pth_export/pth_writer.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
+
+// The fixtures are written by libtorch's own pickler (pth_export/), from the serve path's
+// tensors; tensors that share a buffer stay one storage in the file (tied weights).
+void write_torch_state_dict(const std::string& path, const NamedTensors& tensors) {
+  std::map<const void*, at::Tensor> seen;
+  TorchNamedTensors out;
+  for (const auto& [name, t] : tensors) {
+    auto it = seen.find(t.data_ptr());
+    if (it == seen.end() || !it->second.sizes().equals(t.sizes())) {
+      it = seen.insert_or_assign(t.data_ptr(), to_torch(t)).first;
+    }
+    out.emplace_back(name, it->second);
+  }
+  ps::write_torch_state_dict(path, out);
+}
+void write_torch_state_dict(const std::string& path, const TorchNamedTensors& tensors) {
+  ps::write_torch_state_dict(path, tensors);
+}
+
+bool tensors_equal(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && at::equal(a, b);
+}
+bool tensors_equal(const Tensor& a, const at::Tensor& b) {
+  return tensors_equal(to_torch(a), b);
+}
+bool tensors_equal(const Tensor& a, const Tensor& b) {
+  return tensors_equal(to_torch(a), to_torch(b));
+}
 
 namespace fs = std::filesystem;
 
@@ -103,14 +134,14 @@ TEST(PthReader, ReadsWhatLibtorchPickles) {
   TempDir dir;
   const at::Tensor a = at::randn({3, 4});
   const at::Tensor b = at::randn({5}).to(at::kBFloat16);
-  write_torch_state_dict(dir.file("x.pth"), {{"a", a}, {"b", b}, {"tied", a}});
+  write_torch_state_dict(dir.file("x.pth"), TorchNamedTensors{{"a", a}, {"b", b}, {"tied", a}});
   const NamedTensors got = read_torch_state_dict(dir.file("x.pth"));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].first, "a");
-  EXPECT_TRUE(at::equal(got[0].second, a));
-  EXPECT_EQ(got[1].second.scalar_type(), at::kBFloat16);
-  EXPECT_TRUE(at::equal(got[1].second, b));
-  EXPECT_TRUE(at::equal(got[2].second, a));
+  EXPECT_TRUE(tensors_equal(got[0].second, a));
+  EXPECT_EQ(got[1].second.dtype(), DType::bf16);
+  EXPECT_TRUE(tensors_equal(got[1].second, b));
+  EXPECT_TRUE(tensors_equal(got[2].second, a));
 }
 
 TEST(PthReader, RejectsFilesThatAreNotStateDicts) {
@@ -154,7 +185,7 @@ TEST(ConvertCheckpoint, MiniMindStateDictLoadsWithTheSameWeights) {
   const std::vector<WeightSlot> got = weight_slots(loaded);
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_TRUE(at::equal(*want[i].tensor, *got[i].tensor)) << want[i].name;
+    EXPECT_TRUE(tensors_equal(*want[i].tensor, *got[i].tensor)) << want[i].name;
   }
   EXPECT_TRUE(fs::exists(dir.file("out/tokenizer.json")));
 }
@@ -164,8 +195,8 @@ TEST(ConvertCheckpoint, ReportsEveryProblemByNameAndWritesNothing) {
   ModelWeights w = make_random_weights(small_config(), 7);
   NamedTensors sd = minimind_state_dict(w);
   sd.erase(sd.begin() + 3);  // layers.0.attention.wk.weight
-  sd[3].second = sd[3].second.t().contiguous();
-  sd.emplace_back("layers.0.experts.0.w1.weight", at::zeros({2, 2}));
+  sd[3].second = from_torch(to_torch(sd[3].second).t().contiguous());
+  sd.emplace_back("layers.0.experts.0.w1.weight", from_torch(at::zeros({2, 2})));
   write_torch_state_dict(dir.file("model.pth"), sd);
   write_text(dir.file("tokenizer.json"), "{}");
   ConvertOptions o;
@@ -219,18 +250,19 @@ TEST(LoraMerge, AddsScaledLowRankProductAndLeavesTheBaseAlone) {
   TempDir dir;
   auto w = std::make_shared<ModelWeights>(make_random_weights(small_config(), 3));
   const LoadedModel base{w->config, w};
-  const at::Tensor q_before = w->layers[0].q_proj.clone();
+  const at::Tensor q_before = to_torch(w->layers[0].q_proj).clone();
   const Adapter a = write_peft(dir.file("adapter"), *w, 4, 4, 8.0f);
   LoraReport r;
   const LoadedModel m = merge_lora(base, dir.file("adapter"), &r);
   EXPECT_EQ(r.rank, 4);
   EXPECT_FLOAT_EQ(r.scale, 2.0f);
   EXPECT_EQ(r.modules.size(), 2u);
-  EXPECT_TRUE(at::allclose(m.weights->layers[0].q_proj, q_before + 2.0 * at::matmul(a.qb, a.qa)));
-  EXPECT_TRUE(at::allclose(m.weights->layers[1].down_proj,
-                           w->layers[1].down_proj + 2.0 * at::matmul(a.db, a.da)));
-  EXPECT_TRUE(at::equal(m.weights->layers[0].k_proj, w->layers[0].k_proj));
-  EXPECT_TRUE(at::equal(w->layers[0].q_proj, q_before));  // base untouched
+  EXPECT_TRUE(
+      at::allclose(to_torch(m.weights->layers[0].q_proj), q_before + 2.0 * at::matmul(a.qb, a.qa)));
+  EXPECT_TRUE(at::allclose(to_torch(m.weights->layers[1].down_proj),
+                           to_torch(w->layers[1].down_proj) + 2.0 * at::matmul(a.db, a.da)));
+  EXPECT_TRUE(tensors_equal(m.weights->layers[0].k_proj, w->layers[0].k_proj));
+  EXPECT_TRUE(tensors_equal(w->layers[0].q_proj, q_before));  // base untouched
 }
 
 TEST(LoraMerge, RejectsBadRank) {
@@ -248,10 +280,11 @@ TEST(LoraMerge, RejectsBadRank) {
 TEST(LoraMerge, RejectsTensorsThatAreNotLoraWeights) {
   TempDir dir;
   auto w = std::make_shared<ModelWeights>(make_random_weights(small_config(), 3));
-  write_torch_state_dict(dir.file("lora.pth"),
-                         {{"layers.0.attention.wq.lora.A.weight", at::zeros({2, 32})},
-                          {"layers.0.attention.wq.lora.B.weight", at::zeros({32, 2})},
-                          {"layers.0.attention.wq.scaling", at::zeros({1})}});
+  write_torch_state_dict(
+      dir.file("lora.pth"),
+      TorchNamedTensors{{"layers.0.attention.wq.lora.A.weight", at::zeros({2, 32})},
+                        {"layers.0.attention.wq.lora.B.weight", at::zeros({32, 2})},
+                        {"layers.0.attention.wq.scaling", at::zeros({1})}});
   try {
     merge_lora(LoadedModel{w->config, w}, dir.file("lora.pth"));
     ADD_FAILURE() << "stray tensor accepted";

@@ -76,9 +76,9 @@ run "generate --lora" "$BIN" generate --model "$WORK/q3" --lora "$FX/lora_peft" 
 grep -q "merged LoRA" "$WORK/out.log" && pass "generate says it merged" || fail "generate says it merged"
 
 # Round trip through torch.load.
-run "export minimind names" "$BIN" export --model "$WORK/q3" --to "$WORK/rt.pth" --names minimind
+run "export minimind names" "$(dirname "$BIN")/pagedserve-train" export --model "$WORK/q3" --to "$WORK/rt.pth" --names minimind
 run "torch.load reads the export" "$PY" "$HERE/check_export.py" "$WORK/rt.pth" "$FX/qwen3/model.pth" minimind
-run "export hf names" "$BIN" export --model "$WORK/q3" --to "$WORK/rt-hf.pth"
+run "export hf names" "$(dirname "$BIN")/pagedserve-train" export --model "$WORK/q3" --to "$WORK/rt-hf.pth"
 run "torch.load reads the hf export" "$PY" "$HERE/check_export.py" "$WORK/rt-hf.pth" "$FX/qwen3/model.pth" hf
 run "convert the export back" "$BIN" convert --from "$WORK/rt-hf.pth" --to "$WORK/q3-rt" \
   --tokenizer "$MODEL" --rope-theta 10000 --rms-norm-eps 1e-5

@@ -26,7 +26,7 @@ SHIPPED="$ROOT/models/tiny"
 evaluate() {  # evaluate NAME FLAGS...: exact-match percentages, one line per data file
   local name=$1
   shift
-  "$BIN" eval --model "$SHIPPED" --limit 48 --max-tokens 48 --kernel packed "$@" \
+  "$(dirname "$BIN")/pagedserve-train" eval --model "$SHIPPED" --limit 48 --max-tokens 48 --kernel packed "$@" \
     >"$WORK/eval-$name.out" 2>"$WORK/eval-$name.err" || {
     cat "$WORK/eval-$name.err"
     return 1

@@ -93,7 +93,7 @@ http_text=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["
 tokens=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["usage"]["completion_tokens"])' "$WORK/comp.json")
 check "12 completion tokens" "$tokens" = 12
 check "completion text is not empty" -n "$http_text"
-naive_text=$("$BIN" generate --model "$WORK/mm2" --prompt "Hello there" --max-tokens 12 --ignore-eos --naive)
+naive_text=$("$(dirname "$BIN")/pagedserve-train" generate --model "$WORK/mm2" --prompt "Hello there" --max-tokens 12 --ignore-eos --naive)
 check "HTTP greedy text equals the naive oracle's" "$http_text" = "$naive_text"
 stream_text=$(curl -sN --max-time 120 -H 'Content-Type: application/json' \
   -d "${body%\}},\"stream\":true}" "$URL/v1/completions" |

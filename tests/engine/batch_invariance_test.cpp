@@ -12,7 +12,7 @@
 
 #include "model/executor_factory.h"
 #include "model/model_runner.h"
-#include "model/naive_forward.h"
+#include "reference/naive_forward.h"
 #include "scheduler/scheduler.h"
 #include "tests/engine/test_model.h"
 

@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "model/naive_forward.h"
-#include "model/naive_generate.h"
+#include "reference/naive_forward.h"
+#include "reference/naive_generate.h"
 #include "tests/engine/engine_test_util.h"
 #include "tests/engine/test_model.h"
 

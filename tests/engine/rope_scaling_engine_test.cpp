@@ -8,8 +8,9 @@
 
 #include "engine/engine.h"
 #include "model/model_weights.h"
-#include "model/naive_generate.h"
+#include "reference/naive_generate.h"
 #include "tests/engine/test_model.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
@@ -50,16 +51,19 @@ ModelConfig llama3_config() {
 // prove little, and would not even notice the RoPE scaling).
 LoadedModel lively_model(const ModelConfig& c, uint64_t seed) {
   const LoadedModel base = random_model(c, seed);
-  auto w = std::make_shared<ModelWeights>(*base.weights);
+  auto ps_weights = std::make_shared<ModelWeights>(*base.weights);
+  // Zero-copy torch views: the in-place ops below change the weights' buffers.
+  TorchWeights torch_view = to_torch(*ps_weights);
+  TorchWeights* w = &torch_view;
   w->embed_tokens.mul_(5.0);
   if (w->lm_head.defined() && !w->lm_head.is_same(w->embed_tokens)) w->lm_head.mul_(5.0);
-  for (LayerWeights& l : w->layers) {
+  for (TorchLayerWeights& l : w->layers) {
     for (at::Tensor* t :
          {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
       t->mul_(5.0);
     }
   }
-  return LoadedModel{c, w};
+  return LoadedModel{c, ps_weights};
 }
 
 std::vector<int32_t> run_to_end(RequestStream& stream, int* finishes) {

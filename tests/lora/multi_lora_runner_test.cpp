@@ -10,7 +10,7 @@
 #include <random>
 
 #include "model/model_runner.h"
-#include "model/naive_forward.h"
+#include "reference/naive_forward.h"
 #include "scheduler/scheduler.h"
 #include "tests/lora/lora_fixtures.h"
 

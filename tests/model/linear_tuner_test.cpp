@@ -17,6 +17,7 @@
 #include "model/build_id.h"
 #include "model/linear_tuner.h"
 #include "model/projection.h"
+#include "torch_bridge/torch_tensor.h"
 
 #include "tests/model/randn.h"
 
@@ -82,7 +83,7 @@ TEST(LinearTuner, EveryForcedCandidateMatchesTheDoubleReference) {
     LinearTuner tuner(mode, 2.0, "off");
     const LinearPlan plan = tuner.plan_for(w.data(), n, k);
     EXPECT_EQ(plan.uses(LinearKernel::blas), mode == LinearMode::blas);
-    const Projection proj(wt, plan);
+    const Projection proj(from_torch(wt), plan);
     for (int64_t m : {1, 7, 130}) {
       for (int variant = 0; variant < 4; ++variant) {
         const bool with_bias = variant & 1, accumulate = variant & 2;
@@ -113,8 +114,8 @@ TEST(LinearTuner, MixedPlanRunsBothKernels) {
   const at::Tensor wt = at::from_blob(const_cast<float*>(w.data()), {n, k}).clone();
   LinearPlan plan;
   plan.kernel[0] = LinearKernel::blas;  // M = 1 on BLAS, the rest packed
-  const Projection mixed(wt, plan);
-  const Projection packed_only(wt, LinearPlan{});
+  const Projection mixed(from_torch(wt), plan);
+  const Projection packed_only(from_torch(wt), LinearPlan{});
   EXPECT_EQ(mixed.bytes(), packed_only.bytes() + n * k * int64_t(sizeof(float)));
   // Each call reads one of the two copies: the dense one at M = 1, the panels at M = 2.
   EXPECT_EQ(mixed.bytes_read(1), n * k * int64_t(sizeof(float)));

@@ -42,9 +42,9 @@ void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
   for (size_t i = 0; i < sa.size(); ++i) {
     ASSERT_TRUE(sa[i].tensor->defined()) << sa[i].name;
     ASSERT_TRUE(sb[i].tensor->defined()) << sb[i].name;
-    EXPECT_TRUE(at::equal(*sa[i].tensor, *sb[i].tensor)) << sa[i].name;
+    EXPECT_TRUE(tensors_equal(*sa[i].tensor, *sb[i].tensor)) << sa[i].name;
   }
-  EXPECT_TRUE(at::equal(a.lm_head, b.lm_head));
+  EXPECT_TRUE(tensors_equal(a.lm_head, b.lm_head));
 }
 
 class LoaderFamilies : public ::testing::TestWithParam<std::string> {};
@@ -63,23 +63,23 @@ TEST_P(LoaderFamilies, LoadsExactlyWhatWasWritten) {
   EXPECT_EQ(l.q_bias.defined(), GetParam() == "qwen2");
   EXPECT_EQ(l.q_norm.defined(), GetParam() == "qwen3");
   EXPECT_EQ(m.weights->lm_head.is_same(m.weights->embed_tokens), c.tie_word_embeddings);
-  EXPECT_EQ(m.weights->embed_tokens.scalar_type(), at::kFloat);
+  EXPECT_EQ(m.weights->embed_tokens.dtype(), DType::f32);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, LoaderFamilies,
                          ::testing::Values("qwen3", "qwen2", "llama", "mistral"));
 
 TEST(Loader, Bf16AndF16AreConvertedExactly) {
-  for (at::ScalarType dtype : {at::kBFloat16, at::kHalf}) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
     TempDir dir;
     ModelWeights w = make_random_weights(small_config("qwen2"), 3);
     write_checkpoint(dir.path(), w, dtype);
     const LoadedModel m = load_model(dir.path());
     EXPECT_TRUE(
-        at::equal(m.weights->layers[0].q_proj, w.layers[0].q_proj.to(dtype).to(at::kFloat)));
+        tensors_equal(m.weights->layers[0].q_proj, w.layers[0].q_proj.to(dtype).to(DType::f32)));
     EXPECT_TRUE(
-        at::equal(m.weights->layers[1].v_bias, w.layers[1].v_bias.to(dtype).to(at::kFloat)));
-    EXPECT_FALSE(at::equal(m.weights->layers[0].q_proj, w.layers[0].q_proj))
+        tensors_equal(m.weights->layers[1].v_bias, w.layers[1].v_bias.to(dtype).to(DType::f32)));
+    EXPECT_FALSE(tensors_equal(m.weights->layers[0].q_proj, w.layers[0].q_proj))
         << "a 16-bit copy of random weights should not be bit-identical to fp32";
   }
 }
@@ -104,8 +104,8 @@ TEST(Loader, TiedWhenConfigLeavesItUnstatedAndLmHeadIsAbsent) {
   write_tensors(dir.file("model.safetensors"), checkpoint_tensors(wu));
   const LoadedModel mu = load_model(dir.path());
   EXPECT_FALSE(mu.config.tie_word_embeddings);
-  EXPECT_TRUE(at::equal(mu.weights->lm_head, wu.lm_head));
-  EXPECT_FALSE(at::equal(mu.weights->lm_head, mu.weights->embed_tokens));
+  EXPECT_TRUE(tensors_equal(mu.weights->lm_head, wu.lm_head));
+  EXPECT_FALSE(tensors_equal(mu.weights->lm_head, mu.weights->embed_tokens));
 }
 
 TEST(Loader, UntiedConfigWithoutLmHeadNamesTheTensor) {

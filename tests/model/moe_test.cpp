@@ -18,10 +18,10 @@
 #include "model/model_runner.h"
 #include "model/model_weights.h"
 #include "model/moe_layer.h"
-#include "model/naive_forward.h"
-#include "model/naive_moe.h"
 #include "model/random_weights.h"
 #include "model/tiny_model.h"
+#include "reference/naive_forward.h"
+#include "reference/naive_moe.h"
 #include "tests/model/tiny_test_util.h"
 
 namespace ps {
@@ -219,7 +219,10 @@ TEST(MoeRouter, SoftmaxTopKAndRenormalisation) {
 // Random weights scaled up so routing is decisive and logits are O(1) (see
 // runner_forward_test.cpp's test_weights): a 1e-4 check near zero would prove little.
 std::shared_ptr<ModelWeights> scaled_weights(const ModelConfig& c, uint64_t seed) {
-  auto w = std::make_shared<ModelWeights>(make_random_weights(c, seed));
+  auto ps_weights = std::make_shared<ModelWeights>(make_random_weights(c, seed));
+  // Zero-copy torch views: the in-place ops below change ps_weights' buffers.
+  TorchWeights tw = to_torch(*ps_weights);
+  TorchWeights* w = &tw;
   at::manual_seed(static_cast<int64_t>(seed));
   w->embed_tokens.mul_(5.0);
   if (w->lm_head.defined() && w->lm_head.data_ptr() != w->embed_tokens.data_ptr()) {
@@ -229,7 +232,7 @@ std::shared_ptr<ModelWeights> scaled_weights(const ModelConfig& c, uint64_t seed
     if (t.defined()) t.copy_(1.0 + 0.3 * at::randn(t.sizes()));
   };
   jitter(w->norm);
-  for (LayerWeights& l : w->layers) {
+  for (TorchLayerWeights& l : w->layers) {
     for (at::Tensor* t :
          {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
       if (t->defined()) t->mul_(5.0);
@@ -240,12 +243,12 @@ std::shared_ptr<ModelWeights> scaled_weights(const ModelConfig& c, uint64_t seed
     if (!l.moe.defined()) continue;
     l.moe.router.mul_(25.0);
     for (auto* list : {&l.moe.experts, &l.moe.shared}) {
-      for (ExpertWeights& e : *list) {
+      for (BasicExpertWeights<at::Tensor>& e : *list) {
         for (at::Tensor* t : {&e.gate_proj, &e.up_proj, &e.down_proj}) t->mul_(5.0);
       }
     }
   }
-  return w;
+  return ps_weights;
 }
 
 ModelConfig moe_config(const std::string& flavour) {
@@ -274,7 +277,7 @@ TEST_P(MoeFlavours, GroupedLayerMatchesPerTokenOracle) {
   at::Tensor y = residual.clone();
   MoeScratch scratch;
   layer.run(x.data_ptr<float>(), rows, y.data_ptr<float>(), &scratch);
-  const at::Tensor want = residual + naive_moe_mlp(moe, c, x);
+  const at::Tensor want = residual + naive_moe_mlp(to_torch(*w).layers[0].moe, c, x);
   EXPECT_LE((y - want).abs().max().item<float>(), 1e-4f);
   int64_t assigned = 0;
   for (int64_t n : layer.last_expert_rows()) assigned += n;

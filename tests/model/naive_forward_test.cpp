@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/random_weights.h"
+#include "reference/naive_forward.h"
 #include "tiny_test_util.h"
 
 namespace ps {
@@ -20,14 +20,14 @@ using Vec = std::vector<double>;
 struct Mat {
   int64_t rows = 0, cols = 0;
   Vec v;
-  explicit Mat(const at::Tensor& t) : rows(t.size(0)), cols(t.dim() > 1 ? t.size(1) : 1) {
+  explicit Mat(const Tensor& t) : rows(t.size(0)), cols(t.dim() > 1 ? t.size(1) : 1) {
     const std::vector<float> f = testutil::to_vector(t);
     v.assign(f.begin(), f.end());
   }
   double at(int64_t r, int64_t c) const { return v[static_cast<size_t>(r * cols + c)]; }
 };
 
-Vec vec(const at::Tensor& t) {
+Vec vec(const Tensor& t) {
   const std::vector<float> f = testutil::to_vector(t);
   return Vec(f.begin(), f.end());
 }
@@ -156,9 +156,9 @@ ModelWeights lively_weights(const std::string& type, bool tied) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(99);
   for (WeightSlot& s : weight_slots(w)) {
     if (s.shape.size() == 1 && s.name.find("norm") != std::string::npos) {
-      *s.tensor = 1.0 + 0.3 * at::randn(s.shape, gen);
+      *s.tensor = from_torch(1.0 + 0.3 * at::randn(s.shape, gen));
     } else {
-      *s.tensor = *s.tensor * 15.0;
+      *s.tensor = from_torch(to_torch(*s.tensor) * 15.0);
     }
   }
   if (tied) w.lm_head = w.embed_tokens;

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
-#include "model/naive_generate.h"
 #include "model/random_weights.h"
+#include "reference/naive_forward.h"
+#include "reference/naive_generate.h"
 #include "tiny_test_util.h"
 
 namespace ps {
@@ -19,7 +19,7 @@ ModelWeights weights(double embed_scale = 50.0) {
   c.vocab_size = 40;
   ModelWeights w = make_random_weights(c, 21);
   // Larger embeddings (tied to lm_head) give a peaked next-token distribution.
-  w.embed_tokens.mul_(embed_scale);
+  to_torch(w.embed_tokens).mul_(embed_scale);  // a view: scales w in place
   return w;
 }
 

@@ -20,8 +20,8 @@
 #include "model/loader.h"
 #include "model/model_runner.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/rope_scaling.h"
+#include "reference/naive_forward.h"
 
 namespace ps {
 namespace {

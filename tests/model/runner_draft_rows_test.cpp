@@ -12,8 +12,8 @@
 
 #include "model/model_runner.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/random_weights.h"
+#include "reference/naive_forward.h"
 
 namespace ps {
 namespace {

@@ -16,8 +16,9 @@
 #include "model/kernel_isa.h"
 #include "model/model_runner.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/random_weights.h"
+#include "reference/naive_forward.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
@@ -54,7 +55,10 @@ ModelConfig config_for(const Flavour& f) {
 // normal(0, 0.02) with unit norms leaves logits near 0, where a 1e-4 check proves little), with
 // norm weights and biases away from 1 and 0 so a skipped multiply or add shows.
 std::shared_ptr<const ModelWeights> test_weights(const ModelConfig& c, uint64_t seed) {
-  auto w = std::make_shared<ModelWeights>(make_random_weights(c, seed));
+  auto ps_weights = std::make_shared<ModelWeights>(make_random_weights(c, seed));
+  // Zero-copy torch views: the in-place ops below change ps_weights' buffers.
+  TorchWeights torch_view = to_torch(*ps_weights);
+  TorchWeights* w = &torch_view;
   at::manual_seed(seed);
   auto jitter = [](at::Tensor& t, double around, double spread) {
     if (t.defined()) t.copy_(around + spread * at::randn(t.sizes()));
@@ -63,7 +67,7 @@ std::shared_ptr<const ModelWeights> test_weights(const ModelConfig& c, uint64_t 
   w->embed_tokens.mul_(5.0);
   if (w->lm_head.defined() && !tied) w->lm_head.mul_(5.0);
   jitter(w->norm, 1.0, 0.3);
-  for (LayerWeights& l : w->layers) {
+  for (TorchLayerWeights& l : w->layers) {
     for (at::Tensor* t :
          {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
       t->mul_(5.0);
@@ -73,7 +77,7 @@ std::shared_ptr<const ModelWeights> test_weights(const ModelConfig& c, uint64_t 
     }
     for (at::Tensor* t : {&l.q_bias, &l.k_bias, &l.v_bias}) jitter(*t, 0.0, 0.5);
   }
-  return w;
+  return ps_weights;
 }
 
 struct Seq {

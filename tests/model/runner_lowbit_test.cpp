@@ -16,8 +16,9 @@
 #include "model/loader.h"
 #include "model/model_runner.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/random_weights.h"
+#include "reference/naive_forward.h"
+#include "torch_bridge/torch_tensor.h"
 
 #include "tests/model/tiny_test_util.h"
 
@@ -41,17 +42,20 @@ ModelConfig lowbit_config() {
 
 // Random weights scaled so logits are O(1) (as runner_forward_test does), norms away from 1.
 std::shared_ptr<ModelWeights> scaled_weights(const ModelConfig& c, uint64_t seed) {
-  auto w = std::make_shared<ModelWeights>(make_random_weights(c, seed));
+  auto ps_weights = std::make_shared<ModelWeights>(make_random_weights(c, seed));
+  // Zero-copy torch views: the in-place ops below change ps_weights' buffers.
+  TorchWeights torch_view = to_torch(*ps_weights);
+  TorchWeights* w = &torch_view;
   at::manual_seed(seed);
   w->embed_tokens.mul_(5.0);
   w->norm.copy_(1.0 + 0.3 * at::randn(w->norm.sizes()));
-  for (LayerWeights& l : w->layers) {
+  for (TorchLayerWeights& l : w->layers) {
     for (at::Tensor* t :
          {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
       t->mul_(5.0);
     }
   }
-  return w;
+  return ps_weights;
 }
 
 std::vector<int32_t> random_tokens(int32_t n, int32_t vocab, uint32_t seed) {
@@ -116,7 +120,7 @@ RunnerOptions packed_options() {
 
 // Scaled random weights of `c` written to `dir` stored as `stored`, loaded back as `dtype`.
 LoadedModel write_and_load(const testutil::TempDir& dir, const ModelConfig& c, uint64_t seed,
-                           at::ScalarType stored, ModelDtype dtype) {
+                           DType stored, ModelDtype dtype) {
   auto w = scaled_weights(c, seed);
   testutil::write_checkpoint(dir.path(), *w, stored);
   LoadOptions o;
@@ -128,18 +132,18 @@ TEST(LowbitRunner, Bf16CheckpointKeptBf16MatchesTheFp32LoadBitForBit) {
   const ModelConfig c = lowbit_config();
   auto w = scaled_weights(c, 3);
   testutil::TempDir dir;
-  testutil::write_checkpoint(dir.path(), *w, at::kBFloat16);
+  testutil::write_checkpoint(dir.path(), *w, DType::bf16);
 
   LoadOptions o16;
   o16.dtype = ModelDtype::auto_dtype;
   EXPECT_EQ(resolve_model_dtype(dir.path(), ModelDtype::auto_dtype), ModelDtype::bf16);
   const LoadedModel m16 = load_model(dir.path(), o16);
   const LoadedModel m32 = load_model(dir.path());
-  EXPECT_EQ(m16.weights->layers[0].q_proj.scalar_type(), at::kBFloat16);
-  EXPECT_EQ(m16.weights->embed_tokens.scalar_type(), at::kBFloat16);
-  EXPECT_EQ(m16.weights->layers[0].input_layernorm.scalar_type(), at::kFloat);
+  EXPECT_EQ(m16.weights->layers[0].q_proj.dtype(), DType::bf16);
+  EXPECT_EQ(m16.weights->embed_tokens.dtype(), DType::bf16);
+  EXPECT_EQ(m16.weights->layers[0].input_layernorm.dtype(), DType::f32);
   EXPECT_FALSE(m16.weights->mapped.empty());  // zero-copy views of the file
-  EXPECT_EQ(m32.weights->layers[0].q_proj.scalar_type(), at::kFloat);
+  EXPECT_EQ(m32.weights->layers[0].q_proj.dtype(), DType::f32);
 
   const std::vector<int32_t> prompt = random_tokens(29, c.vocab_size, 5);
   const std::vector<float> oracle_before = naive_logits(*m16.weights, prompt);
@@ -169,7 +173,7 @@ TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
   ModelConfig c = lowbit_config();
   c.tie_word_embeddings = true;
   testutil::TempDir dir;
-  const LoadedModel m = write_and_load(dir, c, 8, at::kBFloat16, ModelDtype::auto_dtype);
+  const LoadedModel m = write_and_load(dir, c, 8, DType::bf16, ModelDtype::auto_dtype);
   ModelRunner r(m.weights, KvCacheSpec{64, 4}, packed_options());
   const int64_t norms = int64_t(sizeof(float)) * c.hidden_size * (1 + 2 * c.num_hidden_layers) +
                         int64_t(sizeof(float)) * c.head_dim * 2 * c.num_hidden_layers;
@@ -188,7 +192,7 @@ TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
   ModelConfig u = lowbit_config();
   u.tie_word_embeddings = false;
   testutil::TempDir du;
-  const LoadedModel mu = write_and_load(du, u, 8, at::kBFloat16, ModelDtype::auto_dtype);
+  const LoadedModel mu = write_and_load(du, u, 8, DType::bf16, ModelDtype::auto_dtype);
   ModelRunner ru(mu.weights, KvCacheSpec{64, 4}, packed_options());
   EXPECT_EQ(ru.weight_bytes(),
             ru.weight_bytes_per_token() + norms + 2 * u.vocab_size * u.hidden_size);
@@ -197,8 +201,8 @@ TEST(LowbitRunner, TiedEmbeddingIsReadFromLmHeadPanels) {
 TEST(LowbitRunner, Fp32CheckpointLoadedAsBf16IsRoundedOnce) {
   const ModelConfig c = lowbit_config();
   testutil::TempDir dir;
-  const LoadedModel m = write_and_load(dir, c, 4, at::kFloat, ModelDtype::bf16);
-  EXPECT_EQ(m.weights->layers[1].down_proj.scalar_type(), at::kBFloat16);
+  const LoadedModel m = write_and_load(dir, c, 4, DType::f32, ModelDtype::bf16);
+  EXPECT_EQ(m.weights->layers[1].down_proj.dtype(), DType::bf16);
   EXPECT_TRUE(m.weights->mapped.empty());  // converted copies, nothing viewing the file
   EXPECT_EQ(resolve_model_dtype(dir.path(), ModelDtype::auto_dtype), ModelDtype::f32);
   ModelRunner r(m.weights, KvCacheSpec{64, 4}, packed_options());

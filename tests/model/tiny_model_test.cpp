@@ -13,8 +13,8 @@
 #include "chat/template_source.h"
 #include "model/loader.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/tiny_model.h"
+#include "reference/naive_forward.h"
 #include "tiny_test_util.h"
 #include "tokenizer/tokenizer.h"
 
@@ -71,8 +71,8 @@ TEST(TinyModel, DefaultShapeLoadsAlikeInF32Bf16AndShards) {
 
   // random_model(config, seed) is the F32 checkpoint.
   const LoadedModel r = random_model(a.config, 42);
-  EXPECT_TRUE(at::equal(r.weights->layers[7].down_proj, a.weights->layers[7].down_proj));
-  EXPECT_TRUE(at::equal(r.weights->embed_tokens, a.weights->embed_tokens));
+  EXPECT_TRUE(tensors_equal(r.weights->layers[7].down_proj, a.weights->layers[7].down_proj));
+  EXPECT_TRUE(tensors_equal(r.weights->embed_tokens, a.weights->embed_tokens));
 
   const Tokenizer tok = Tokenizer::from_file(f32.file("tokenizer.json"));
   std::vector<int32_t> ids = tok.encode("Hello, world! 你好，世界。def add(a, b): return a + b");
@@ -173,7 +173,7 @@ TEST(TinyModel, SameSeedSameBytesOtherSeedOtherWeights) {
   EXPECT_NE(read_file(a.file("model.safetensors")), read_file(c.file("model.safetensors")));
   const LoadedModel m = load_model(a.path());
   EXPECT_FALSE(m.config.tie_word_embeddings);
-  EXPECT_TRUE(at::equal(m.weights->lm_head, random_model(m.config, 5).weights->lm_head));
+  EXPECT_TRUE(tensors_equal(m.weights->lm_head, random_model(m.config, 5).weights->lm_head));
 }
 
 TEST(TinyModel, F16AndQwen2Biases) {

@@ -17,6 +17,7 @@
 #include "model/model_weights.h"
 #include "model/random_weights.h"
 #include "model/safetensors_writer.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps::testutil {
 
@@ -81,13 +82,13 @@ struct OwnedTensor {
 
 // The checkpoint tensors of `weights` (lm_head only when untied), stored as `dtype`.
 inline std::vector<OwnedTensor> checkpoint_tensors(ModelWeights& weights,
-                                                   at::ScalarType dtype = at::kFloat) {
+                                                   DType dtype = DType::f32) {
   std::vector<OwnedTensor> out;
-  const SafetensorsDtype sd = dtype == at::kBFloat16 ? SafetensorsDtype::kBF16
-                              : dtype == at::kHalf   ? SafetensorsDtype::kF16
-                                                     : SafetensorsDtype::kF32;
+  const SafetensorsDtype sd = dtype == DType::bf16  ? SafetensorsDtype::kBF16
+                              : dtype == DType::f16 ? SafetensorsDtype::kF16
+                                                    : SafetensorsDtype::kF32;
   for (const WeightSlot& slot : weight_slots(weights)) {
-    const at::Tensor t = slot.tensor->to(dtype).contiguous();
+    const Tensor t = slot.tensor->to(dtype);
     const auto* p = static_cast<const uint8_t*>(t.data_ptr());
     out.push_back({slot.name, sd, slot.shape, std::vector<uint8_t>(p, p + t.nbytes())});
   }
@@ -104,7 +105,7 @@ inline void write_tensors(const std::string& path, const std::vector<OwnedTensor
 
 // config.json (+ generation_config.json) and model.safetensors for `weights`, no tokenizer.
 inline void write_checkpoint(const std::string& dir, ModelWeights& weights,
-                             at::ScalarType dtype = at::kFloat) {
+                             DType dtype = DType::f32) {
   write_file(dir + "/config.json", weights.config.to_json());
   write_tensors(dir + "/model.safetensors", checkpoint_tensors(weights, dtype));
 }
@@ -128,5 +129,25 @@ inline std::vector<float> to_vector(const at::Tensor& t) {
   const at::Tensor c = t.contiguous().to(at::kFloat);
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
+inline std::vector<float> to_vector(const Tensor& t) {
+  return to_vector(to_torch(t));
+}
+
+// torch's equal (same sizes and values) for the serve path's tensors, or a mix.
+inline bool tensors_equal(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && at::equal(a, b);
+}
+inline bool tensors_equal(const Tensor& a, const Tensor& b) {
+  return tensors_equal(to_torch(a), to_torch(b));
+}
+inline bool tensors_equal(const Tensor& a, const at::Tensor& b) {
+  return tensors_equal(to_torch(a), b);
+}
+inline bool tensors_equal(const at::Tensor& a, const Tensor& b) {
+  return tensors_equal(a, to_torch(b));
+}
 
 }  // namespace ps::testutil
+namespace ps {
+using testutil::tensors_equal;  // every test file of tests/model/ compares tensors
+}  // namespace ps

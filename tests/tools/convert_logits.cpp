@@ -22,7 +22,7 @@
 #include "model/loader.h"
 #include "model/model_runner.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
+#include "reference/naive_forward.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "chat/chat_renderer.h"
 #include "engine/engine.h"
 #include "model/loader.h"
-#include "model/naive_generate.h"
+#include "reference/naive_generate.h"
 #include "train/chat_data.h"
 #include "train/eval.h"
 

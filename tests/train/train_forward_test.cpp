@@ -5,9 +5,10 @@
 
 #include "model/loader.h"
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
 #include "model/random_weights.h"
+#include "reference/naive_forward.h"
 #include "tests/train/train_test_util.h"
+#include "torch_bridge/torch_tensor.h"
 #include "train/export_model.h"
 
 namespace ps {
@@ -33,7 +34,7 @@ TEST(TrainForward, PaddingAfterASequenceDoesNotChangeIt) {
   const std::vector<int32_t> a = {1, 5, 9, 200};
   const at::Tensor ids = at::tensor({1, 5, 9, 200, 0, 0, 1, 2, 3, 4, 5, 6}, at::kLong).view({2, 6});
   const at::NoGradGuard no_grad;
-  const at::Tensor logits = train_logits(w, ids);
+  const at::Tensor logits = train_logits(to_torch(w), ids);
   const at::Tensor first = logits[0].narrow(0, 0, 4).contiguous();
   const std::vector<float> got(first.data_ptr<float>(), first.data_ptr<float>() + first.numel());
   expect_close(got, naive_logits(w, a), 1e-4f);

@@ -9,6 +9,7 @@
 #include "model/model_weights.h"
 #include "model/random_weights.h"
 #include "tests/train/train_test_util.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
@@ -38,8 +39,8 @@ TEST(WarmStart, CopiesWeightsAndKeepsNewEmbeddingRows) {
   ModelConfig small = traintest::small_train_config(40);
   ModelConfig large = small;
   large.vocab_size = 42;
-  const ModelWeights from = make_random_weights(small, 1);
-  ModelWeights to = make_random_weights(large, 2);
+  const TorchWeights from = to_torch(make_random_weights(small, 1));
+  TorchWeights to = to_torch(make_random_weights(large, 2));
   const at::Tensor new_rows = to.embed_tokens.narrow(0, 40, 2).clone();
   copy_weights_into(from, to);
   EXPECT_TRUE(at::equal(to.embed_tokens.narrow(0, 0, 40), from.embed_tokens));
@@ -49,7 +50,7 @@ TEST(WarmStart, CopiesWeightsAndKeepsNewEmbeddingRows) {
 
   ModelConfig wider = large;
   wider.intermediate_size *= 2;
-  ModelWeights other = make_random_weights(wider, 3);
+  TorchWeights other = to_torch(make_random_weights(wider, 3));
   try {
     copy_weights_into(from, other);
     FAIL() << "expected an error";
@@ -57,7 +58,7 @@ TEST(WarmStart, CopiesWeightsAndKeepsNewEmbeddingRows) {
     EXPECT_NE(std::string(e.what()).find("mlp"), std::string::npos) << e.what();
   }
   // Fewer rows in the model being trained than in the one copied: no fit.
-  ModelWeights smaller = make_random_weights(traintest::small_train_config(30), 4);
+  TorchWeights smaller = to_torch(make_random_weights(traintest::small_train_config(30), 4));
   EXPECT_THROW(copy_weights_into(from, smaller), std::runtime_error);
 }
 

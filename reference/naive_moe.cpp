@@ -1,4 +1,4 @@
-#include "model/naive_moe.h"
+#include "reference/naive_moe.h"
 
 namespace ps {
 namespace {
@@ -9,14 +9,14 @@ at::Tensor widened_linear(const at::Tensor& x, const at::Tensor& w) {
   return at::linear(x, w.to(at::kFloat));
 }
 
-at::Tensor expert_mlp(const ExpertWeights& e, const at::Tensor& x) {
+at::Tensor expert_mlp(const BasicExpertWeights<at::Tensor>& e, const at::Tensor& x) {
   return widened_linear(at::silu(widened_linear(x, e.gate_proj)) * widened_linear(x, e.up_proj),
                         e.down_proj);
 }
 
 }  // namespace
 
-at::Tensor naive_moe_mlp(const MoeLayerWeights& w, const ModelConfig& c, const at::Tensor& x) {
+at::Tensor naive_moe_mlp(const TorchMoeLayerWeights& w, const ModelConfig& c, const at::Tensor& x) {
   const MoeConfig& m = c.moe;
   const int64_t T = x.size(0);
   std::vector<at::Tensor> rows;
@@ -31,7 +31,7 @@ at::Tensor naive_moe_mlp(const MoeLayerWeights& w, const ModelConfig& c, const a
     for (int64_t j = 0; j < m.num_experts_per_tok; ++j) {
       y = y + top[j] * expert_mlp(w.experts[size_t(idx[j].item<int64_t>())], xt);
     }
-    for (const ExpertWeights& s : w.shared) y = y + expert_mlp(s, xt);
+    for (const BasicExpertWeights<at::Tensor>& s : w.shared) y = y + expert_mlp(s, xt);
     rows.push_back(y);
   }
   return at::stack(rows, 0);

@@ -5,11 +5,11 @@
 #include <ATen/ATen.h>
 
 #include "model/model_config.h"
-#include "model/moe_weights.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 
 // x: [T, hidden] (post-attention-normed). Returns the MLP output [T, hidden].
-at::Tensor naive_moe_mlp(const MoeLayerWeights& w, const ModelConfig& c, const at::Tensor& x);
+at::Tensor naive_moe_mlp(const TorchMoeLayerWeights& w, const ModelConfig& c, const at::Tensor& x);
 
 }  // namespace ps

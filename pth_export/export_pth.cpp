@@ -1,24 +1,25 @@
-#include "convert/export_pth.h"
+#include "pth_export/export_pth.h"
 
 #include <ATen/ATen.h>
 
 #include "convert/convert_names.h"
-#include "convert/convert_pth_reader.h"
 #include "convert/convert_writer.h"
 #include "model/model_weights.h"
+#include "pth_export/pth_writer.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 
 int export_pth(const LoadedModel& model, const std::string& path, const ExportOptions& options) {
   const WeightDtype wd = parse_weight_dtype(options.dtype, "--dtype");
-  const at::ScalarType st = wd == WeightDtype::kBF16  ? at::kBFloat16
-                            : wd == WeightDtype::kF16 ? at::kHalf
-                                                      : at::kFloat;
+  const DType st = wd == WeightDtype::kBF16  ? DType::bf16
+                   : wd == WeightDtype::kF16 ? DType::f16
+                                             : DType::f32;
   ModelWeights w = *model.weights;
-  NamedTensors out;
+  TorchNamedTensors out;
   at::Tensor embed;
   for (const WeightSlot& slot : weight_slots(w)) {
-    at::Tensor t = slot.tensor->to(st).contiguous();
+    at::Tensor t = to_torch(slot.tensor->to(st));
     if (slot.name == "model.embed_tokens.weight") embed = t;
     out.emplace_back(options.minimind_names ? minimind_name(slot.name) : slot.name, t);
   }

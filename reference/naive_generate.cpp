@@ -1,4 +1,4 @@
-#include "model/naive_generate.h"
+#include "reference/naive_generate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "model/model_weights.h"
-#include "model/naive_forward.h"
+#include "reference/naive_forward.h"
 
 namespace ps {
 namespace {

@@ -1,12 +1,12 @@
-#include "model/naive_forward.h"
+#include "reference/naive_forward.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-#include "model/model_weights.h"
-#include "model/naive_moe.h"
+#include "reference/naive_moe.h"
+#include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
@@ -45,7 +45,7 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   return at::cat({out, x.narrow(-1, rot, x.size(-1) - rot)}, -1);
 }
 
-at::Tensor attention(const LayerWeights& l, const ModelConfig& c, const at::Tensor& x,
+at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at::Tensor& x,
                      const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t T = x.size(0);
   const int64_t hd = c.head_dim;
@@ -75,7 +75,9 @@ at::Tensor attention(const LayerWeights& l, const ModelConfig& c, const at::Tens
 
 }  // namespace
 
-std::vector<float> naive_logits(const ModelWeights& weights, const std::vector<int32_t>& tokens) {
+std::vector<float> naive_logits(const ModelWeights& ps_weights,
+                                const std::vector<int32_t>& tokens) {
+  const TorchWeights weights = to_torch(ps_weights);  // zero-copy views
   const ModelConfig& c = weights.config;
   const int64_t T = static_cast<int64_t>(tokens.size());
   if (T == 0) return {};
@@ -90,7 +92,7 @@ std::vector<float> naive_logits(const ModelWeights& weights, const std::vector<i
   at::Tensor x = weights.embed_tokens.index_select(0, ids).to(at::kFloat);
   const auto [cos, sin] = rope_tables(T, rope_frequencies(c));
 
-  for (const LayerWeights& l : weights.layers) {
+  for (const TorchLayerWeights& l : weights.layers) {
     const at::Tensor h =
         x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos, sin);
     const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);

@@ -1,0 +1,136 @@
+#pragma once
+// The tensors of a decoder checkpoint, in Hugging Face layout and names, over any tensor type:
+// the serve path holds them in ps::Tensor (model_weights.h); training and the tests' PyTorch
+// oracle hold the same structure in at::Tensor (torch_bridge/), so the two cannot drift apart.
+// Linear weights are [out_features, in_features]. Optional tensors (biases, q/k norms) are
+// undefined when the architecture has none.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace ps {
+
+class SafetensorsFile;
+
+template <typename T>
+struct BasicExpertWeights {
+  T gate_proj, up_proj;  // [width, hidden]
+  T down_proj;           // [hidden, width]
+};
+
+// Empty (no router) in a dense layer.
+template <typename T>
+struct BasicMoeLayerWeights {
+  T router;                                    // mlp.gate.weight [num_experts, hidden]
+  std::vector<BasicExpertWeights<T>> experts;  // mlp.experts.J.*, moe_intermediate_size wide
+  std::vector<BasicExpertWeights<T>> shared;   // mlp.shared_experts.K.* (MiniMind 2)
+  bool defined() const { return router.defined(); }
+};
+
+template <typename T>
+struct BasicLayerWeights {
+  T input_layernorm;            // [hidden]
+  T q_proj, k_proj, v_proj;     // [heads*hd, hidden], [kv*hd, hidden], [kv*hd, hidden]
+  T q_bias, k_bias, v_bias;     // qwen2 only
+  T q_norm, k_norm;             // [head_dim], qwen3 only
+  T o_proj;                     // [hidden, heads*hd]
+  T post_attention_layernorm;   // [hidden]
+  T gate_proj, up_proj;         // [inter, hidden]; undefined in a sparse layer
+  T down_proj;                  // [hidden, inter]
+  BasicMoeLayerWeights<T> moe;  // a sparse layer's router and experts
+};
+
+template <typename T>
+struct BasicModelWeights {
+  ModelConfig config;
+  T embed_tokens;  // [vocab, hidden]
+  std::vector<BasicLayerWeights<T>> layers;
+  T norm;     // [hidden]
+  T lm_head;  // [vocab, hidden]; the same storage as embed_tokens when tied
+  // The checkpoint files that bf16/f16 matrices view without a copy (loader.h LoadOptions).
+  std::vector<std::shared_ptr<const SafetensorsFile>> mapped;
+};
+
+// One checkpoint tensor: its Hugging Face name, the shape config.json implies, and its field.
+template <typename T>
+struct BasicWeightSlot {
+  std::string name;
+  std::vector<int64_t> shape;
+  T* tensor;
+};
+
+template <typename T>
+void append_expert_slots(const std::string& name, int64_t hidden, int64_t width,
+                         BasicExpertWeights<T>& e, std::vector<BasicWeightSlot<T>>* slots) {
+  slots->push_back({name + ".gate_proj.weight", {width, hidden}, &e.gate_proj});
+  slots->push_back({name + ".up_proj.weight", {width, hidden}, &e.up_proj});
+  slots->push_back({name + ".down_proj.weight", {hidden, width}, &e.down_proj});
+}
+
+// The slots of a sparse MLP (router, then each expert's gate, up, down, then the shared
+// experts) under `prefix` ("model.layers.N."). Sizes `w`'s expert lists first.
+template <typename T>
+void append_moe_slots(const ModelConfig& c, const std::string& prefix, BasicMoeLayerWeights<T>& w,
+                      std::vector<BasicWeightSlot<T>>* slots) {
+  const int64_t hidden = c.hidden_size;
+  w.experts.resize(static_cast<size_t>(c.moe.num_experts));
+  w.shared.resize(static_cast<size_t>(c.moe.num_shared_experts));
+  slots->push_back({prefix + "mlp.gate.weight", {c.moe.num_experts, hidden}, &w.router});
+  for (size_t j = 0; j < w.experts.size(); ++j) {
+    append_expert_slots(prefix + "mlp.experts." + std::to_string(j), hidden,
+                        c.moe.moe_intermediate_size, w.experts[j], slots);
+  }
+  for (size_t k = 0; k < w.shared.size(); ++k) {
+    append_expert_slots(prefix + "mlp.shared_experts." + std::to_string(k), hidden,
+                        c.intermediate_size, w.shared[k], slots);
+  }
+}
+
+// Every tensor a checkpoint of `w.config` stores, in canonical order (embedding, layers, final
+// norm, then lm_head only when untied). Sizes w.layers to the layer count; the pointers stay
+// valid while `w` is neither moved nor resized.
+template <typename T>
+std::vector<BasicWeightSlot<T>> basic_weight_slots(BasicModelWeights<T>& w) {
+  const ModelConfig& c = w.config;
+  const int64_t hidden = c.hidden_size, inter = c.intermediate_size;
+  const int64_t q = c.q_size(), kv = c.kv_size();
+  w.layers.resize(static_cast<size_t>(c.num_hidden_layers));
+  std::vector<BasicWeightSlot<T>> slots;
+  slots.push_back({"model.embed_tokens.weight", {c.vocab_size, hidden}, &w.embed_tokens});
+  for (int32_t i = 0; i < c.num_hidden_layers; ++i) {
+    BasicLayerWeights<T>& l = w.layers[static_cast<size_t>(i)];
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    slots.push_back({p + "input_layernorm.weight", {hidden}, &l.input_layernorm});
+    slots.push_back({p + "self_attn.q_proj.weight", {q, hidden}, &l.q_proj});
+    slots.push_back({p + "self_attn.k_proj.weight", {kv, hidden}, &l.k_proj});
+    slots.push_back({p + "self_attn.v_proj.weight", {kv, hidden}, &l.v_proj});
+    if (c.attention_bias) {
+      slots.push_back({p + "self_attn.q_proj.bias", {q}, &l.q_bias});
+      slots.push_back({p + "self_attn.k_proj.bias", {kv}, &l.k_bias});
+      slots.push_back({p + "self_attn.v_proj.bias", {kv}, &l.v_bias});
+    }
+    if (c.qk_norm) {
+      slots.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, &l.q_norm});
+      slots.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, &l.k_norm});
+    }
+    slots.push_back({p + "self_attn.o_proj.weight", {hidden, q}, &l.o_proj});
+    slots.push_back({p + "post_attention_layernorm.weight", {hidden}, &l.post_attention_layernorm});
+    if (c.moe.is_sparse_layer(i)) {
+      append_moe_slots(c, p, l.moe, &slots);
+      continue;
+    }
+    slots.push_back({p + "mlp.gate_proj.weight", {inter, hidden}, &l.gate_proj});
+    slots.push_back({p + "mlp.up_proj.weight", {inter, hidden}, &l.up_proj});
+    slots.push_back({p + "mlp.down_proj.weight", {hidden, inter}, &l.down_proj});
+  }
+  slots.push_back({"model.norm.weight", {hidden}, &w.norm});
+  if (!c.tie_word_embeddings) {
+    slots.push_back({"lm_head.weight", {c.vocab_size, hidden}, &w.lm_head});
+  }
+  return slots;
+}
+
+}  // namespace ps
