@@ -21,7 +21,7 @@
 #include "bench/serve_bench.h"
 #include "bench/speculative_bench.h"
 #include "bench/sse_client.h"
-#include "model/machine_probe.h"
+#include "kernels/machine_probe.h"
 
 namespace ps {
 namespace {

@@ -19,8 +19,8 @@
 #include "app/engine_flags.h"
 #include "app/flags.h"
 #include "app/lora_flags.h"
+#include "checkpoint/loader.h"
 #include "engine/engine.h"
-#include "model/loader.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {

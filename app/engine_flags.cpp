@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "app/speculative_flags.h"
+#include "checkpoint/hub_cache.h"
 #include "convert/lora_merge.h"
-#include "model/hub_cache.h"
-#include "model/kernel_isa.h"
+#include "kernels/kernel_isa.h"
 
 namespace ps {
 

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "app/flags.h"
+#include "checkpoint/loader.h"
 #include "engine/engine.h"
-#include "model/loader.h"
 
 namespace ps {
 

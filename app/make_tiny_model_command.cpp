@@ -2,7 +2,7 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
-#include "model/tiny_model.h"
+#include "checkpoint/tiny_model.h"
 
 namespace ps {
 

@@ -19,9 +19,9 @@
 #include "app/engine_flags.h"
 #include "app/flags.h"
 #include "app/lora_flags.h"
+#include "checkpoint/loader.h"
 #include "convert/lora_loader.h"
 #include "engine/engine.h"
-#include "model/loader.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/safetensors_writer.h"
 #include "model/model_weights.h"
-#include "model/safetensors_writer.h"
 
 namespace ps {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "model/tiny_model.h"  // WeightDtype
+#include "checkpoint/tiny_model.h"  // WeightDtype
 
 namespace ps {
 

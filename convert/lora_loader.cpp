@@ -1,7 +1,7 @@
 #include "convert/lora_loader.h"
 
 #include "convert/lora_reader.h"
-#include "model/lora_factors.h"
+#include "cpu/lora_factors.h"
 
 namespace ps {
 

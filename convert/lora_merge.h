@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
 
 namespace ps {
 

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/safetensors_reader.h"
 #include "convert/convert_names.h"
 #include "convert/convert_pth_reader.h"
 #include "model/model_weights.h"
-#include "model/safetensors_reader.h"
 #include "model/shape_string.h"
 
 namespace ps {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "convert/lora_merge.h"
-#include "model/lora_factors.h"
+#include "cpu/lora_factors.h"
 #include "model/model_config.h"
 
 namespace ps {

@@ -6,11 +6,11 @@
 #include <string>
 #include <variant>
 
+#include "checkpoint/loader.h"
+#include "cpu/model_runner.h"
 #include "engine/engine_stats.h"
 #include "engine/request.h"
-#include "model/device_select.h"
-#include "model/loader.h"
-#include "model/model_runner.h"
+#include "executor/device_select.h"
 #include "scheduler/speculative_config.h"
 #include "tokenizer/tokenizer.h"
 

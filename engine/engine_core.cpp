@@ -6,8 +6,8 @@
 
 #include "engine/lora_registry.h"
 #include "engine/spec_verifier.h"
-#include "model/executor_factory.h"
-#include "model/openmp_pool.h"
+#include "executor/executor_factory.h"
+#include "kernels/openmp_pool.h"
 #include "sampling/sampler.h"
 
 namespace ps {

@@ -1,6 +1,6 @@
 #include "engine/lora_registry.h"
 
-#include "model/openmp_pool.h"
+#include "kernels/openmp_pool.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,7 +6,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "model/safetensors_reader.h"
+#include "checkpoint/safetensors_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ps::SafetensorsHeader h;

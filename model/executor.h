@@ -1,6 +1,6 @@
 #pragma once
-// The one interface the engine runs a model through (DESIGN.md §2): the CPU ModelRunner and the
-// CUDA executor (model/cuda/cuda_executor.h) both implement it, so the step loop never knows
+// The one interface the engine runs a model through (docs/architecture.md): the CPU ModelRunner and
+// the CUDA executor (model/cuda/cuda_executor.h) both implement it, so the step loop never knows
 // which device holds the weights and the KV cache. Torch-free header.
 #include <cstddef>  // size_t, which scheduler/step_plan.h uses unqualified
 #include <cstdint>
@@ -14,6 +14,12 @@
 namespace ps {
 
 struct LoraAdapter;
+
+// The paged KV pool an executor allocates: blocks of block_size token slots.
+struct KvCacheSpec {
+  int32_t num_blocks = 0;
+  int32_t block_size = 16;
+};
 
 class Executor {
  public:

@@ -3,7 +3,7 @@
 // for going back to a PyTorch training loop. Torch-free header: app/ calls it.
 #include <string>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
 
 namespace ps {
 

@@ -10,7 +10,7 @@
 #                                            # engine steps run on --device cpu with the binary
 #                                            # in build/ (so the script's own plumbing is tested)
 #
-# Steps: 1. build model/cuda + kernel_test (sm_90 + compute_90 PTX), run it (--require-gpu);
+# Steps: 1. build cuda + kernel_test (sm_90 + compute_90 PTX), run it (--require-gpu);
 # 2. build pagedserve, test_engine and test_cuda_host with -DPAGEDSERVE_CUDA=ON against the
 #    libtorch inside python3's torch;
 # 3. correctness on the GPU: test_cuda_host (the executor vs the CPU runner, KV sizing), the
@@ -125,7 +125,7 @@ qwen3_flags=(--hidden-size 1024 --num-layers 28 --num-heads 16 --num-kv-heads 8 
 mkdir -p "$out"
 # 1. Kernels.
 t0=$SECONDS
-cmake -S model/cuda -B "$out/cuda" -G Ninja >/dev/null
+cmake -S cuda -B "$out/cuda" -G Ninja >/dev/null
 cmake --build "$out/cuda" -j"$jobs"
 if [[ "$mode" == "--cpu-parts" ]]; then
   "$out/cuda/kernel_test" || true

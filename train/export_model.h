@@ -2,7 +2,7 @@
 // Writes trained weights as a model directory that load_model and the server read.
 #include <string>
 
-#include "model/tiny_model.h"
+#include "checkpoint/tiny_model.h"
 
 namespace ps {
 

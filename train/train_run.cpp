@@ -7,7 +7,7 @@
 #include <optional>
 #include <sstream>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
 #include "model/model_weights.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/tokenizer.h"

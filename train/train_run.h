@@ -5,8 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "checkpoint/tiny_model.h"
 #include "model/model_config.h"
-#include "model/tiny_model.h"
 #include "train/trainer.h"
 
 namespace ps {

@@ -8,8 +8,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "checkpoint/random_weights.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "torch_bridge/torch_tensor.h"
 #include "train/batch_schedule.h"
 #include "train/train_forward.h"

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "checkpoint/loader.h"
 #include "engine/engine.h"
-#include "model/loader.h"
 #include "structured/grammar_compiler.h"
 #include "tokenizer/tokenizer.h"
 

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "model/blas_core.h"
-#include "model/kernel_isa.h"
-#include "model/machine_probe.h"
-#include "model/packed_linear.h"
+#include "kernels/blas_core.h"
+#include "kernels/kernel_isa.h"
+#include "kernels/machine_probe.h"
+#include "kernels/packed_linear.h"
 
 namespace {
 

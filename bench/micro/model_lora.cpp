@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "model/kernel_isa.h"
-#include "model/lora_factors.h"
-#include "model/model_runner.h"
+#include "checkpoint/random_weights.h"
+#include "cpu/lora_factors.h"
+#include "cpu/model_runner.h"
+#include "kernels/kernel_isa.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "torch_bridge/torch_tensor.h"
 
 namespace {

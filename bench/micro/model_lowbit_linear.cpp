@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "model/kernel_isa.h"
-#include "model/machine_probe.h"
-#include "model/packed_linear.h"
+#include "kernels/kernel_isa.h"
+#include "kernels/machine_probe.h"
+#include "kernels/packed_linear.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "model/paged_attention.h"
+#include "kernels/paged_attention.h"
 
 namespace {
 

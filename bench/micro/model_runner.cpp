@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "model/model_runner.h"
-#include "model/random_weights.h"
+#include "checkpoint/random_weights.h"
+#include "cpu/model_runner.h"
 
 namespace {
 

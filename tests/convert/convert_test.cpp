@@ -7,15 +7,15 @@
 #include <fstream>
 #include <map>
 
+#include "checkpoint/loader.h"
+#include "checkpoint/random_weights.h"
+#include "checkpoint/safetensors_writer.h"
 #include "convert/convert_checkpoint.h"
 #include "convert/convert_names.h"
 #include "convert/convert_pth_reader.h"
 #include "convert/convert_writer.h"
 #include "convert/lora_merge.h"
-#include "model/loader.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
-#include "model/safetensors_writer.h"
 #include "pth_export/pth_writer.h"
 #include "torch_bridge/torch_tensor.h"
 

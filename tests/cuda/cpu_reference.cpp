@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "model/cuda/philox.cuh"
+#include "cuda/philox.cuh"
 
 namespace ps::cuda::ref {
 

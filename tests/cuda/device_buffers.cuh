@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model/cuda/kernels.h"
+#include "cuda/kernels.h"
 
 namespace ps::cuda::test {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/loader.h"
+#include "cpu/model_runner.h"
 #include "engine/engine.h"
-#include "model/executor_factory.h"
-#include "model/loader.h"
-#include "model/model_runner.h"
+#include "executor/executor_factory.h"
 #include "tests/engine/test_model.h"
 
 namespace ps {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/device_select.h"
+#include "executor/device_select.h"
 
 namespace ps {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "model/graph_buckets.h"
-#include "model/plan_upload.h"
+#include "cuda/graph_buckets.h"
+#include "cuda/plan_upload.h"
 
 namespace ps {
 namespace {

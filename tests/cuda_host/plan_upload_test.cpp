@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/plan_upload.h"
+#include "cuda/plan_upload.h"
 
 namespace ps {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string.h>  // strcasestr (GNU)
 
-#include "model/cuda/cublas_api.h"
+#include "cuda/cublas_api.h"
 
 namespace ps {
 namespace {

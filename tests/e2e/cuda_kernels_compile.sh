@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles every CUDA kernel (model/cuda/*.cu, sm_90 machine code + compute_90 PTX) and the
+# Compiles every CUDA kernel (cuda/*.cu, sm_90 machine code + compute_90 PTX) and the
 # kernel test program with the CUDA Toolkit, warnings as errors, so a kernel that does not
 # compile fails CI even on machines without a GPU. Then runs the kernel test program: on a
 # GPU machine it must print ALL PASSED; without one it must say plainly that nothing was tested.
@@ -18,17 +18,17 @@ echo "nvcc: $nvcc ($("$nvcc" --version | tail -1))"
 
 out="$build_dir/cuda-kernels"
 mkdir -p "$out"
-cmake -S "$root/model/cuda" -B "$out" -G Ninja -DCMAKE_CUDA_COMPILER="$nvcc" >"$out/configure.log" 2>&1 || {
+cmake -S "$root/cuda" -B "$out" -G Ninja -DCMAKE_CUDA_COMPILER="$nvcc" >"$out/configure.log" 2>&1 || {
   cat "$out/configure.log"
-  echo "FAIL: configuring model/cuda (log above)"
+  echo "FAIL: configuring cuda (log above)"
   exit 1
 }
 start=$SECONDS
 cmake --build "$out" -j2
-echo "built model/cuda + kernel_test in $((SECONDS - start)) s"
+echo "built cuda + kernel_test in $((SECONDS - start)) s"
 
 # Every .cu must have become an object: a file the glob missed would go untested.
-for cu in "$root"/model/cuda/*.cu; do
+for cu in "$root"/cuda/*.cu; do
   obj="$(find "$out" -name "$(basename "$cu").o" | head -1)"
   [[ -n "$obj" ]] || { echo "FAIL: no object for $cu"; exit 1; }
 done

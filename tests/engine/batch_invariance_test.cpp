@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "model/executor_factory.h"
-#include "model/model_runner.h"
+#include "cpu/model_runner.h"
+#include "executor/executor_factory.h"
 #include "reference/naive_forward.h"
 #include "scheduler/scheduler.h"
 #include "tests/engine/test_model.h"

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/tokenizer.h"
 

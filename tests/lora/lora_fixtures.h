@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "checkpoint/loader.h"
 #include "convert/lora_loader.h"
 #include "convert/lora_merge.h"
-#include "model/loader.h"
 #include "tests/engine/test_model.h"
 
 namespace ps::lora_test {

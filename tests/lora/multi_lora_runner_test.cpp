@@ -9,7 +9,7 @@
 #include <map>
 #include <random>
 
-#include "model/model_runner.h"
+#include "cpu/model_runner.h"
 #include "reference/naive_forward.h"
 #include "scheduler/scheduler.h"
 #include "tests/lora/lora_fixtures.h"

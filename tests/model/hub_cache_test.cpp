@@ -1,7 +1,7 @@
 // Hub model ids resolve to snapshot folders of a real Hugging Face cache tree made on disk (with
 // the cache's own layout: refs/<branch> holding a commit, snapshots/<commit>/ files that are
 // symlinks into blobs/), and a model that is not there is an error listing every place looked.
-#include "model/hub_cache.h"
+#include "checkpoint/hub_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "model/blas_core.h"
-#include "model/build_id.h"
-#include "model/linear_tuner.h"
-#include "model/projection.h"
+#include "cpu/projection.h"
+#include "kernels/blas_core.h"
+#include "kernels/build_id.h"
+#include "kernels/linear_tuner.h"
 #include "torch_bridge/torch_tensor.h"
 
 #include "tests/model/randn.h"

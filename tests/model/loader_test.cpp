@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
+#include "checkpoint/random_weights.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "tiny_test_util.h"
 
 namespace ps {

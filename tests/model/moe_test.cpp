@@ -13,13 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/linear_tuner.h"
-#include "model/loader.h"
-#include "model/model_runner.h"
+#include "checkpoint/loader.h"
+#include "checkpoint/random_weights.h"
+#include "checkpoint/tiny_model.h"
+#include "cpu/model_runner.h"
+#include "cpu/moe_layer.h"
+#include "kernels/linear_tuner.h"
 #include "model/model_weights.h"
-#include "model/moe_layer.h"
-#include "model/random_weights.h"
-#include "model/tiny_model.h"
 #include "reference/naive_forward.h"
 #include "reference/naive_moe.h"
 #include "tests/model/tiny_test_util.h"

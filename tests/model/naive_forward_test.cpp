@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/random_weights.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "reference/naive_forward.h"
 #include "tiny_test_util.h"
 

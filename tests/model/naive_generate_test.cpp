@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "checkpoint/random_weights.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "reference/naive_forward.h"
 #include "reference/naive_generate.h"
 #include "tiny_test_util.h"

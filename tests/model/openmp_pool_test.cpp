@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "model/openmp_pool.h"
-#include "model/packed_linear.h"
+#include "kernels/openmp_pool.h"
+#include "kernels/packed_linear.h"
 
 namespace ps {
 namespace {

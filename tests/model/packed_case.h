@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/packed_linear.h"
+#include "kernels/packed_linear.h"
 
 #include "tests/model/randn.h"
 

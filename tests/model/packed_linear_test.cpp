@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/packed_linear.h"
+#include "kernels/packed_linear.h"
 
 #include "tests/model/packed_case.h"
 #include "tests/model/randn.h"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/packed_linear.h"
 #include "model/half_bits.h"
-#include "model/packed_linear.h"
 
 #include "tests/model/packed_case.h"
 #include "tests/model/randn.h"

@@ -1,7 +1,7 @@
 // The paged-attention kernel against a dense causal attention computed in double from the
 // same logical K/V, with the cache scattered over random blocks, on every kernel ISA this CPU
 // can run (each has its own vector width on the grouped-head path).
-#include "model/paged_attention.h"
+#include "kernels/paged_attention.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/kernel_isa.h"
 #include "model/half_bits.h"
-#include "model/kernel_isa.h"
 
 namespace ps {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "cpu/kv_cache_pages.h"
+#include "cpu/projection.h"
+#include "kernels/packed_linear.h"
 #include "model/half_bits.h"
-#include "model/kv_cache_pages.h"
-#include "model/packed_linear.h"
-#include "model/projection.h"
 
 #include "tests/model/randn.h"
 

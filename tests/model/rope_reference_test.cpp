@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/loader.h"
-#include "model/model_runner.h"
+#include "checkpoint/loader.h"
+#include "cpu/model_runner.h"
 #include "model/model_weights.h"
 #include "model/rope_scaling.h"
 #include "reference/naive_forward.h"

@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/model_runner.h"
+#include "checkpoint/random_weights.h"
+#include "cpu/model_runner.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "reference/naive_forward.h"
 
 namespace ps {

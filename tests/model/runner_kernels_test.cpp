@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "model/runner_ops.h"
-#include "model/runner_simd.h"
+#include "cpu/runner_ops.h"
+#include "kernels/runner_simd.h"
 
 namespace ps {
 namespace {

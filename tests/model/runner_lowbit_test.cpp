@@ -13,10 +13,10 @@
 #include <random>
 #include <vector>
 
-#include "model/loader.h"
-#include "model/model_runner.h"
+#include "checkpoint/loader.h"
+#include "checkpoint/random_weights.h"
+#include "cpu/model_runner.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "reference/naive_forward.h"
 #include "torch_bridge/torch_tensor.h"
 

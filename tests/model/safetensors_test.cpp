@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "model/safetensors_reader.h"
-#include "model/safetensors_writer.h"
+#include "checkpoint/safetensors_reader.h"
+#include "checkpoint/safetensors_writer.h"
 #include "tiny_test_util.h"
 
 namespace ps {

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/random_weights.h"
+#include "checkpoint/safetensors_writer.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
-#include "model/safetensors_writer.h"
 #include "torch_bridge/torch_tensor.h"
 
 namespace ps::testutil {

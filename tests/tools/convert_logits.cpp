@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/loader.h"
 #include "convert/lora_merge.h"
-#include "model/loader.h"
-#include "model/model_runner.h"
+#include "cpu/model_runner.h"
 #include "model/model_weights.h"
 #include "reference/naive_forward.h"
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_renderer.h"
+#include "checkpoint/loader.h"
 #include "engine/engine.h"
-#include "model/loader.h"
 #include "reference/naive_generate.h"
 #include "train/chat_data.h"
 #include "train/eval.h"

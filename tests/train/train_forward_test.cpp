@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
+#include "checkpoint/random_weights.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "reference/naive_forward.h"
 #include "tests/train/train_test_util.h"
 #include "torch_bridge/torch_tensor.h"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/loader.h"
+#include "checkpoint/loader.h"
 #include "tests/model/tiny_test_util.h"
 #include "tokenizer/tokenizer.h"
 #include "train/tiny_chat_template.h"

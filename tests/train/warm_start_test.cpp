@@ -6,8 +6,8 @@
 
 #include <ATen/ATen.h>
 
+#include "checkpoint/random_weights.h"
 #include "model/model_weights.h"
-#include "model/random_weights.h"
 #include "tests/train/train_test_util.h"
 #include "torch_bridge/torch_tensor.h"
 

@@ -1,0 +1,415 @@
+#include "cpu/model_runner.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "checkpoint/mapped_pages.h"
+#include "cpu/kv_cache_pages.h"
+#include "cpu/lora_bank.h"
+#include "cpu/lowbit_weights.h"
+#include "cpu/moe_layer.h"
+#include "cpu/projection.h"
+#include "cpu/runner_ops.h"
+#include "kernels/paged_attention.h"
+#include "kernels/parallel_for.h"
+#include "model/model_weights.h"
+#include "model/step_plan_check.h"
+
+namespace ps {
+namespace {
+
+// Contiguous fp32 [rows, cols] (a fresh copy only when the checkpoint tensor is not already so).
+Tensor dense_f32(const Tensor& t, const char* name) {
+  if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
+  return t.to(DType::f32);
+}
+
+const float* ptr(const Tensor& t) {
+  return t.defined() ? t.data_ptr<float>() : nullptr;
+}
+
+// Weights re-laid out once so a step issues one product per projection: q, k and v share the
+// normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
+struct PackedLayer {
+  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
+  Projection qkv, o_proj, gate_up, down;
+  std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
+};
+
+// A checkpoint matrix, contiguous, in its own dtype (fp32, or bf16/f16 kept narrow).
+const Tensor& matrix(const Tensor& t, const char* name) {
+  if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
+  return t;
+}
+
+// The weight in the form(s) the tuner's plan for its shape runs; narrow or quantized weights
+// are packed panels only (lowbit_weights.h).
+Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o) {
+  if (w.dim() != 2) {
+    throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D matrix");
+  }
+  const PanelFormat format = panel_format_for(w.dtype(), o.quantization);
+  if (format == PanelFormat::i8 && o.linear_mode == LinearMode::blas) {
+    throw std::invalid_argument("--quantization int8 runs on the packed kernel, not --kernel blas");
+  }
+  // --kernel blas asks for OpenBLAS, which computes on fp32: a bf16/f16 matrix is widened for it.
+  if (format == PanelFormat::f32 || o.linear_mode == LinearMode::blas) {
+    const Tensor f = w.to(DType::f32);
+    return Projection(f, tuner.plan_for(f.data_ptr<float>(), f.size(0), f.size(1)));
+  }
+  return Projection(w, format, o.quantization_group);
+}
+
+PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,
+                       const RunnerOptions& o) {
+  PackedLayer p;
+  p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
+  p.qkv = projection(cat_rows({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"),
+                               matrix(l.v_proj, "v_proj")}),
+                     tuner, o);
+  if (c.attention_bias) {
+    p.qkv_bias = cat_rows({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
+                           dense_f32(l.v_bias, "v_bias")});
+  }
+  if (c.qk_norm) {
+    p.q_norm = dense_f32(l.q_norm, "q_norm");
+    p.k_norm = dense_f32(l.k_norm, "k_norm");
+  }
+  p.o_proj = projection(matrix(l.o_proj, "o_proj"), tuner, o);
+  p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
+  const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
+  if (l.moe.defined()) {
+    p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);
+  } else {
+    p.gate_up = projection(
+        cat_rows({matrix(l.gate_proj, "gate_proj"), matrix(l.up_proj, "up_proj")}), tuner, o);
+    p.down = projection(matrix(l.down_proj, "down_proj"), tuner, o);
+  }
+  const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
+  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
+                  p.input_norm.numel() == h && p.post_norm.numel() == h;
+  if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
+  return p;
+}
+
+// y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
+void project(const float* x, int64_t m, const Projection& w, const Tensor& bias, float* y,
+             bool accumulate = false) {
+  w.run(x, m, ptr(bias), y, accumulate);
+}
+
+// Grow-only scratch: a step reuses the previous step's memory (fresh multi-megabyte buffers
+// per step would be page-faulted and zeroed by the kernel every time).
+struct Buffer {
+  std::vector<float> v;
+  float* get(int64_t n) {
+    if (int64_t(v.size()) < n) v.resize(size_t(n));
+    return v.data();
+  }
+};
+
+void set_threads_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // All intra-op parallelism (our kernels, and libtorch/OpenBLAS ops) shares one OpenMP pool
+    // sized to the machine; nothing else in the engine spawns compute threads. OMP_NUM_THREADS,
+    // when set, wins (benchmarks pin it; a shared machine may want fewer).
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (!kernels_parallel() && cores > 1) {
+      std::fprintf(stderr,
+                   "pagedserve: model kernels were built without -fopenmp and run on one core "
+                   "(link pagedserve_model to OpenMP::OpenMP_CXX)\n");
+    }
+    if (std::getenv("OMP_NUM_THREADS") != nullptr) return;
+    omp_set_num_threads(static_cast<int>(cores));
+  });
+}
+
+}  // namespace
+
+struct ModelRunner::Impl {
+  std::shared_ptr<const ModelWeights> weights;
+  ModelConfig c;
+  KvCacheSpec spec;
+  Tensor embed, final_norm;
+  Projection lm_head;
+  // A tied embedding is read from lm_head's panels (the same values): its mapped checkpoint
+  // pages are then never touched. Each lookup had faulted in a whole page-cache folio (up to
+  // 2 MB on ext4 with large folios): 244 MB of the 311 MB table for a 256-token prompt.
+  bool embed_from_lm_head = false;
+  std::vector<PackedLayer> layers;
+  std::vector<Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
+  KvCacheDtype kv_dtype = KvCacheDtype::f32;
+  RopeFrequencies rope;  // inv_freq [rotary_dim / 2], attention factor
+  Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
+  MoeScratch moe_scratch;
+  std::vector<int32_t> sample_rows;
+  std::string kernel_summary;
+  LoraBank lora;  // resident adapters; their low-rank terms follow each base projection
+
+  void rope_tables(const StepPlan& plan) {
+    const int64_t T = plan.num_tokens(), half = rope.rotary_dim / 2;
+    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq; then cos and
+    // sin times the attention factor (1 but for yarn), as HF's rotary embedding scales them.
+    float* cos_t = cos.get(T * half);
+    float* sin_t = sin.get(T * half);
+    const float* inv_freq = rope.inv_freq.data();
+    const float factor = rope.attention_factor;
+    parallel_for(0, T, 16, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const float pos = float(plan.positions[size_t(t)]);
+        for (int64_t i = 0; i < half; ++i) {
+          const float angle = pos * inv_freq[i];  // fp32 product, as torch's outer
+          float c = std::cos(angle), s = std::sin(angle);
+          if (factor != 1.0f) {
+            c *= factor;
+            s *= factor;
+          }
+          cos_t[t * half + i] = c;
+          sin_t[t * half + i] = s;
+        }
+      }
+    });
+  }
+
+  void forward(const StepPlan& plan, std::vector<float>* logits);
+
+  // bytes_of(projection) summed over every projection (lm_head and each layer's four).
+  template <typename BytesOf>
+  int64_t sum_over_projections(BytesOf bytes_of) const {
+    int64_t total = bytes_of(lm_head);
+    for (const PackedLayer& l : layers) {
+      total += bytes_of(l.qkv) + bytes_of(l.o_proj) + bytes_of(l.gate_up) + bytes_of(l.down);
+    }
+    return total;
+  }
+  // The projections' bytes held, and those one decode step (M = 1) reads: fewer when a plan
+  // keeps a dense copy for OpenBLAS at large M.
+  int64_t projection_bytes_held() const {
+    return sum_over_projections([](const Projection& p) { return p.bytes(); });
+  }
+  int64_t weight_bytes_per_token() const {
+    return sum_over_projections([](const Projection& p) { return p.bytes_read(1); });
+  }
+};
+
+void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits) {
+  const int64_t T = plan.num_tokens();
+  sample_rows = plan.logit_rows();
+  const int64_t R = int64_t(sample_rows.size());
+  const int64_t H = c.hidden_size, Q = c.q_size(), KV = c.kv_size(), I = c.intermediate_size;
+  const int64_t QKV = Q + 2 * KV;
+  logits->resize(size_t(R * c.vocab_size));
+  if (T == 0) return;
+
+  float* xs = x.get(T * H);
+  if (embed_from_lm_head) {
+    lm_head.gather_rows(plan.token_ids.data(), T, xs);  // can_gather_rows() held at load
+  } else {
+    gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
+  }
+  rope_tables(plan);
+  lora.begin_step(plan);
+  const bool adapters = lora.step_has_adapters();
+  using Rows = LoraBank::Rows;
+
+  PagedAttentionArgs pa;
+  pa.q_row_stride = QKV;
+  pa.block_tables = plan.block_tables.data();
+  pa.max_blocks_per_seq = plan.max_blocks_per_seq;
+  pa.query_start = plan.query_start.data();
+  pa.context_len = plan.context_len.data();
+  pa.num_seqs = plan.num_seqs();
+  pa.num_heads = c.num_attention_heads;
+  pa.num_kv_heads = c.num_key_value_heads;
+  pa.head_dim = c.head_dim;
+  pa.block_size = spec.block_size;
+  pa.scale = 1.0f / std::sqrt(float(c.head_dim));
+  pa.out_row_stride = Q;
+
+  const int64_t L = int64_t(layers.size());
+  for (int64_t l = 0; l < L; ++l) {
+    const PackedLayer& w = layers[l];
+    float* hs = h.get(T * H);
+    float* qkvs = qkv.get(T * QKV);
+    rms_norm_rows(xs, H, nullptr, T, H, ptr(w.input_norm), c.rms_norm_eps, hs, H);
+    project(hs, T, w.qkv, w.qkv_bias, qkvs);
+    if (adapters) lora.add(l, LoraSite::kQkv, Rows::kAll, hs, H, qkvs, QKV);
+    QkRopeArgs qr;
+    qr.qkv = qkvs;
+    qr.ld = QKV;
+    qr.rows = T;
+    qr.num_heads = c.num_attention_heads;
+    qr.num_kv_heads = c.num_key_value_heads;
+    qr.head_dim = c.head_dim;
+    qr.rotary_dim = rope.rotary_dim;
+    qr.q_norm = ptr(w.q_norm);
+    qr.k_norm = ptr(w.k_norm);
+    qr.eps = c.rms_norm_eps;
+    qr.cos = cos.v.data();
+    qr.sin = sin.v.data();
+    qk_norm_rope(qr);
+    void* kc = k_cache[size_t(l)].data_ptr();
+    void* vc = v_cache[size_t(l)].data_ptr();
+    if (kv_dtype == KvCacheDtype::bf16) {
+      write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
+                          int32_t(KV), static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
+    } else {
+      write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
+                     int32_t(KV), static_cast<float*>(kc), static_cast<float*>(vc));
+    }
+    const bool last = l == L - 1;
+    // The last layer's output is only read at the sampled rows: past its K/V write, it runs on
+    // those R rows alone (and not at all on a step that samples nothing).
+    if (last && R == 0) break;
+    pa.q = qkvs;
+    pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
+    pa.out = attn.get(T * Q);
+    paged_attention(pa);
+    int64_t M = T;
+    float* attn_rows = pa.out;
+    if (last && R < T) {
+      float* sx = sel_x.get(R * H);
+      attn_rows = sel_attn.get(R * Q);
+      for (int64_t r = 0; r < R; ++r) {
+        std::memcpy(sx + r * H, xs + int64_t{sample_rows[r]} * H, sizeof(float) * H);
+        std::memcpy(attn_rows + r * Q, pa.out + int64_t{sample_rows[r]} * Q, sizeof(float) * Q);
+      }
+      xs = sx;
+      M = R;
+    }
+    project(attn_rows, M, w.o_proj, {}, xs, /*accumulate=*/true);  // residual add fused
+    const Rows rows = M < T ? Rows::kSampled : Rows::kAll;
+    if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, Q, xs, H);
+    rms_norm_rows(xs, H, nullptr, M, H, ptr(w.post_norm), c.rms_norm_eps, hs, H);
+    if (w.moe) {
+      w.moe->run(hs, M, xs, &moe_scratch);
+      continue;
+    }
+    float* gus = gu.get(M * 2 * I);
+    project(hs, M, w.gate_up, {}, gus);
+    if (adapters) lora.add(l, LoraSite::kGateUp, rows, hs, H, gus, 2 * I);
+    float* acts = act.get(M * I);
+    silu_mul_rows(gus, M, I, acts);
+    project(acts, M, w.down, {}, xs, /*accumulate=*/true);
+    if (adapters) lora.add(l, LoraSite::kDown, rows, acts, I, xs, H);
+  }
+  if (R == 0) return;
+  // After the loop xs holds exactly the R sampled rows in order (the last layer compacted
+  // them) unless every row samples, in which case row r is sample_rows[r].
+  float* hs = h.get(R * H);
+  const bool compacted = R < T;
+  rms_norm_rows(xs, H, compacted ? nullptr : sample_rows.data(), R, H, ptr(final_norm),
+                c.rms_norm_eps, hs, H);
+  project(hs, R, lm_head, {}, logits->data());
+  if (adapters) lora.add_lm_head(hs, H, logits->data(), c.vocab_size);
+}
+
+ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec,
+                         RunnerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  if (!weights) throw std::invalid_argument("ModelRunner: no weights");
+  if (spec.num_blocks <= 0 || spec.block_size <= 0) {
+    throw std::invalid_argument("ModelRunner: KV cache needs num_blocks > 0 and block_size > 0");
+  }
+  set_threads_once();
+  Impl& m = *impl_;
+  m.weights = std::move(weights);
+  m.c = m.weights->config;
+  m.spec = spec;
+  const ModelConfig& c = m.c;
+  if (c.head_dim % 2 != 0 || c.num_attention_heads % c.num_key_value_heads != 0 ||
+      int64_t(m.weights->layers.size()) != c.num_hidden_layers) {
+    throw std::invalid_argument("ModelRunner: config and weights disagree");
+  }
+  m.embed = matrix(m.weights->embed_tokens, "embed_tokens");
+  m.final_norm = dense_f32(m.weights->norm, "norm");
+  const Tensor lm_head =
+      m.weights->lm_head.defined() ? matrix(m.weights->lm_head, "lm_head") : m.embed;
+  const std::vector<int64_t> table_shape{c.vocab_size, c.hidden_size};
+  if (m.embed.sizes() != table_shape || lm_head.sizes() != table_shape) {
+    throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
+  }
+  LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
+  m.lm_head = projection(lm_head, tuner, options);
+  release_mapped_pages(*m.weights, lm_head);
+  const PanelFormat embed_format = panel_format_of(m.embed.dtype());
+  const bool tied =
+      !m.weights->lm_head.defined() || m.weights->lm_head.is_same(m.weights->embed_tokens);
+  m.embed_from_lm_head =
+      tied && m.lm_head.can_gather_rows() && m.lm_head.packed_format() == embed_format;
+  for (const LayerWeights& l : m.weights->layers) {
+    m.layers.push_back(pack_layer(l, c, tuner, options));
+    release_layer_pages(*m.weights, l);
+  }
+  m.kernel_summary = tuner.summary() + "; weights " + panel_format_name(m.lm_head.packed_format()) +
+                     " (" + std::to_string(m.weight_bytes_per_token() / 1000000) +
+                     " MB read per token)" + "; kv cache " +
+                     kv_cache_dtype_name(options.kv_cache_dtype);
+  m.kv_dtype = options.kv_cache_dtype;
+  const DType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? DType::bf16 : DType::f32;
+  m.rope = rope_frequencies(c);
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    // Zeros that take memory only once written (kv_cache_pages.h says why).
+    m.k_cache.push_back(lazily_committed_zeros(
+        {spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
+    m.v_cache.push_back(lazily_committed_zeros(
+        {spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
+  }
+}
+
+ModelRunner::~ModelRunner() = default;
+
+void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
+  if (logits == nullptr) throw std::invalid_argument("ModelRunner::forward: logits is null");
+  if (plan.empty() && plan.token_ids.empty()) {  // nothing scheduled (query_start may be empty)
+    logits->clear();
+    return;
+  }
+  check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size);
+  impl_->forward(plan, logits);
+}
+
+void ModelRunner::set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) {
+  impl_->lora.set(slot, std::move(adapter), impl_->c.num_hidden_layers);
+}
+
+const ModelConfig& ModelRunner::config() const {
+  return impl_->c;
+}
+
+const std::string& ModelRunner::kernel_summary() const {
+  return impl_->kernel_summary;
+}
+
+int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size,
+                                        KvCacheDtype dtype) {
+  return 2 * int64_t{c.num_hidden_layers} * block_size * c.kv_size() * kv_cache_dtype_bytes(dtype);
+}
+
+int64_t ModelRunner::weight_bytes() const {
+  const Impl& m = *impl_;
+  auto bytes = [](const Tensor& t) { return t.defined() ? int64_t(t.nbytes()) : 0; };
+  int64_t total =
+      m.projection_bytes_held() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) + bytes(m.final_norm);
+  for (const PackedLayer& l : m.layers) {
+    total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
+             bytes(l.post_norm);
+  }
+  return total;
+}
+
+int64_t ModelRunner::weight_bytes_per_token() const {
+  return impl_->weight_bytes_per_token();
+}
+
+}  // namespace ps

@@ -1,0 +1,194 @@
+#include "cpu/moe_layer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "cpu/runner_ops.h"
+#include "kernels/parallel_for.h"
+#include "model/moe_weights.h"
+
+namespace ps {
+namespace {
+
+Tensor f32(const Tensor& t, const char* what) {
+  if (!t.defined()) throw std::invalid_argument(std::string("MoeLayer: missing ") + what);
+  return t.to(DType::f32);
+}
+
+Projection projection(const Tensor& w, LinearTuner& tuner) {
+  return Projection(w, tuner.plan_for(w.data_ptr<float>(), w.size(0), w.size(1)));
+}
+
+// [gate; up] of each listed expert stacked so that a row of the product is
+// [gate_1 .. gate_n | up_1 .. up_n], the layout silu_mul_rows reads, and the matching
+// [down_1 | .. | down_n]: one MLP whose output is the sum of the experts' outputs.
+std::pair<Tensor, Tensor> fused_mlp(const std::vector<ExpertWeights>& experts) {
+  std::vector<Tensor> gates, ups, downs;
+  for (const ExpertWeights& e : experts) {
+    gates.push_back(f32(e.gate_proj, "expert gate_proj"));
+    ups.push_back(f32(e.up_proj, "expert up_proj"));
+    downs.push_back(f32(e.down_proj, "expert down_proj"));
+  }
+  Tensor gate_up = cat_rows({cat_rows(gates), cat_rows(ups)});
+  Tensor down = cat_cols(downs);
+  return {gate_up, down};
+}
+
+template <typename T>
+T* grow(std::vector<T>& v, int64_t n) {
+  if (int64_t(v.size()) < n) v.resize(size_t(n));
+  return v.data();
+}
+
+}  // namespace
+
+void route_row(const float* logits, const MoeConfig& moe, int32_t* experts, float* weights) {
+  const int32_t E = moe.num_experts, k = moe.num_experts_per_tok;
+  // fp32 softmax as torch computes it: exp(x - max) / sum.
+  float mx = logits[0];
+  for (int32_t e = 1; e < E; ++e) mx = std::max(mx, logits[e]);
+  float probs[512];
+  float sum = 0.0f;
+  for (int32_t e = 0; e < E; ++e) {
+    probs[e] = std::exp(logits[e] - mx);
+    sum += probs[e];
+  }
+  for (int32_t e = 0; e < E; ++e) probs[e] /= sum;
+  // k passes of "largest remaining" (k is small); ties go to the lower id.
+  bool taken[512] = {};
+  for (int32_t j = 0; j < k; ++j) {
+    int32_t best = -1;
+    for (int32_t e = 0; e < E; ++e) {
+      if (!taken[e] && (best < 0 || probs[e] > probs[best])) best = e;
+    }
+    taken[best] = true;
+    experts[j] = best;
+  }
+  std::sort(experts, experts + k);
+  float kept = 0.0f;
+  for (int32_t j = 0; j < k; ++j) {
+    weights[j] = probs[experts[j]];
+    kept += weights[j];
+  }
+  const bool renormalise = moe.norm_topk_prob && !(moe.norm_topk_only_above_one && k == 1);
+  if (renormalise) {
+    const float denominator = kept + moe.norm_topk_epsilon;
+    for (int32_t j = 0; j < k; ++j) weights[j] /= denominator;
+  }
+}
+
+MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& tuner)
+    : moe_(c.moe), hidden_(c.hidden_size) {
+  if (moe_.num_experts > 512) {
+    throw std::invalid_argument("MoeLayer: at most 512 experts are supported, the config has " +
+                                std::to_string(moe_.num_experts));
+  }
+  if (!w.defined() || int64_t(w.experts.size()) != moe_.num_experts ||
+      int64_t(w.shared.size()) != moe_.num_shared_experts) {
+    throw std::invalid_argument("MoeLayer: the layer's experts do not match the config");
+  }
+  router_ = projection(f32(w.router, "router"), tuner);
+  const int64_t I = moe_.moe_intermediate_size;
+  for (const ExpertWeights& e : w.experts) {
+    auto [gate_up, down] = fused_mlp({e});
+    gate_up_.push_back(projection(gate_up, tuner));
+    down_.push_back(projection(down, tuner));
+    if (!gate_up_.back().shape_is(2 * I, hidden_) || !down_.back().shape_is(hidden_, I)) {
+      throw std::invalid_argument("MoeLayer: expert weight shapes do not match the config");
+    }
+  }
+  if (!w.shared.empty()) {
+    shared_width_ = int64_t{c.intermediate_size} * int64_t(w.shared.size());
+    auto [gate_up, down] = fused_mlp(w.shared);
+    shared_gate_up_ = projection(gate_up, tuner);
+    shared_down_ = projection(down, tuner);
+  }
+  if (!router_.shape_is(moe_.num_experts, hidden_)) {
+    throw std::invalid_argument("MoeLayer: router shape does not match the config");
+  }
+}
+
+void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const {
+  const int64_t H = hidden_, E = moe_.num_experts, k = moe_.num_experts_per_tok;
+  const int64_t I = moe_.moe_intermediate_size, A = rows * k;  // A: (row, expert) assignments
+  last_rows_.assign(size_t(E), 0);
+  if (rows == 0) return;
+
+  // 1. Route: one product for the router logits, then softmax / top-k per row.
+  float* logits = grow(s->logits, rows * E);
+  router_.run(x, rows, nullptr, logits, false);
+  int32_t* experts = grow(s->experts, A);
+  float* weights = grow(s->weights, A);
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      route_row(logits + r * E, moe_, experts + r * k, weights + r * k);
+  });
+
+  // 2. Group: a counting sort of the assignments by expert, rows ascending within an expert.
+  int32_t* start = grow(s->count, E + 1);
+  std::fill(start, start + E + 1, 0);
+  for (int64_t a = 0; a < A; ++a) ++start[experts[a] + 1];
+  for (int64_t e = 0; e < E; ++e) {
+    start[e + 1] += start[e];
+    last_rows_[size_t(e)] = start[e + 1] - start[e];
+  }
+  int32_t* slot = grow(s->slot, A);
+  int32_t* row_of = grow(s->row_of, A);
+  {
+    std::vector<int32_t> next(start, start + E);
+    for (int64_t a = 0; a < A; ++a) {
+      const int32_t g = next[size_t(experts[a])]++;
+      slot[a] = g;
+      row_of[g] = int32_t(a / k);
+    }
+  }
+  float* gathered = grow(s->gathered, A * H);
+  parallel_for(0, A, 64, [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g) {
+      std::memcpy(gathered + g * H, x + int64_t{row_of[g]} * H, sizeof(float) * H);
+    }
+  });
+
+  // 3. Each used expert: one gate/up product and one down product over its gathered rows.
+  float* gu = grow(s->gate_up, A * 2 * I);
+  float* act = grow(s->act, A * I);
+  float* out = grow(s->expert_out, A * H);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t begin = start[e], n = start[e + 1] - start[e];
+    if (n == 0) continue;
+    gate_up_[size_t(e)].run(gathered + begin * H, n, nullptr, gu + begin * 2 * I, false);
+    silu_mul_rows(gu + begin * 2 * I, n, I, act + begin * I);
+    down_[size_t(e)].run(act + begin * I, n, nullptr, out + begin * H, false);
+  }
+
+  // 4. Scatter: each row sums its experts' weighted outputs in ascending expert order (as HF's
+  // index_add_ over experts does), then the shared experts, then joins the residual stream.
+  float* moe_out = grow(s->moe_out, rows * H);
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      float* dst = moe_out + r * H;
+      std::memset(dst, 0, sizeof(float) * H);
+      for (int64_t j = 0; j < k; ++j) {
+        const float w = weights[r * k + j];
+        const float* src = out + int64_t{slot[r * k + j]} * H;
+        for (int64_t i = 0; i < H; ++i) dst[i] += w * src[i];
+      }
+    }
+  });
+  if (shared_width_ > 0) {
+    float* sgu = grow(s->gate_up, std::max(A * 2 * I, rows * 2 * shared_width_));
+    float* sact = grow(s->act, std::max(A * I, rows * shared_width_));
+    shared_gate_up_.run(x, rows, nullptr, sgu, false);
+    silu_mul_rows(sgu, rows, shared_width_, sact);
+    shared_down_.run(sact, rows, nullptr, moe_out, true);
+  }
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      for (int64_t i = 0; i < H; ++i) y[r * H + i] += moe_out[r * H + i];
+    }
+  });
+}
+
+}  // namespace ps

@@ -1,0 +1,47 @@
+#pragma once
+// The sparse MLP of one layer, batched over a step: every token row is routed, rows are grouped
+// by expert, and each expert that any row chose runs its gate/up and down projections once over
+// all of its rows (unused experts cost nothing). Shared experts run once over all rows.
+#include <cstdint>
+#include <vector>
+
+#include "cpu/projection.h"
+#include "kernels/linear_tuner.h"
+#include "model/model_config.h"
+#include "model/moe_weights.h"
+
+namespace ps {
+
+// Grow-only working memory, shared by every MoeLayer of a runner (one step runs at a time).
+struct MoeScratch {
+  std::vector<float> logits, weights, gathered, gate_up, act, expert_out, moe_out;
+  std::vector<int32_t> experts;  // [rows * k]: row r's chosen experts, ascending
+  std::vector<int32_t> slot;     // [rows * k]: where that choice sits in the grouped order
+  std::vector<int32_t> row_of;   // [rows * k], grouped order: the token row of each entry
+  std::vector<int32_t> count;    // [num_experts + 1] start of each expert's group
+};
+
+// Softmax (fp32) over the `num_experts` router logits of one row, the k largest (ties: the lower
+// expert id), renormalised as `moe` says. Writes k experts ascending by id with their weights.
+void route_row(const float* logits, const MoeConfig& moe, int32_t* experts, float* weights);
+
+class MoeLayer {
+ public:
+  MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& tuner);
+
+  // y[rows, hidden] += MoE(x[rows, hidden]), x the post-attention-normed rows.
+  void run(const float* x, int64_t rows, float* y, MoeScratch* s) const;
+
+  // How many rows each expert received in the last run (for tests: unused experts get none).
+  const std::vector<int64_t>& last_expert_rows() const { return last_rows_; }
+
+ private:
+  MoeConfig moe_;
+  int64_t hidden_ = 0, shared_width_ = 0;
+  Projection router_;
+  std::vector<Projection> gate_up_, down_;   // per routed expert
+  Projection shared_gate_up_, shared_down_;  // all shared experts as one wide MLP
+  mutable std::vector<int64_t> last_rows_;
+};
+
+}  // namespace ps

@@ -1,0 +1,181 @@
+// AVX-512 micro-kernel of the packed linear. Intrinsics rather than GCC vector types: the
+// kernel's speed is its register allocation, and intrinsics pin it (24 zmm accumulators, 2
+// weight vectors, 1 broadcast; 27 of 32 registers).
+#include "kernels/packed_kernels.h"
+
+#if PS_X86_KERNELS
+#include <immintrin.h>
+
+#include "kernels/panel_prefetch.h"
+
+// Everything in this file is compiled for x86-64-v4. It uses no inline function from a header
+// (no std::), so no AVX-512 copy of shared code can be picked by the linker for other callers;
+// panel_prefetch.h's functions are static, a private copy in each file.
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+// GCC 12's unmasked widening intrinsics (cvtph_ps, cvtepi8_epi32, ...) pass an "undefined"
+// merge source that -Wmaybe-uninitialized reports once they are inlined; it is never read.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace ps {
+namespace {
+
+constexpr int kCols = 32;  // kPanelCols: two zmm vectors
+// The panel is read once, front to back, at M = 1: the hardware prefetcher alone kept one core
+// at 69% (bf16) and 56% (int8) of its read bandwidth there, software prefetch 2 KB ahead (one
+// per k-step; a duplicate for int8's half-line steps costs nothing) at 85-90%
+// (bench_model_lowbit_linear 1, one thread).
+constexpr int kPrefetchBytes = 2048;
+
+// y[0, n) = r (+ bias) (+ y), n <= 16; the masked loads never touch memory past n. With
+// `scale` (int8 per channel) the first step is one fused r * scale + (bias or 0).
+__attribute__((always_inline)) inline void finish(__m512 r, float* y, const float* bias,
+                                                  const float* scale, bool accumulate, int n) {
+  const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u);
+  if (scale != nullptr) {
+    const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias) : _mm512_setzero_ps();
+    r = _mm512_fmadd_ps(r, _mm512_maskz_loadu_ps(m, scale), b);
+  } else if (bias != nullptr) {
+    r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, bias));
+  }
+  if (accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, y));
+  _mm512_mask_storeu_ps(y, m, r);
+}
+
+// 16 weights of a panel row widened to fp32: bf16 is the high half of an fp32 (a shift), f16
+// converts in one instruction (AVX512F), int8 sign-extends and converts (its scale is applied
+// by the caller: per group on the weights, per channel on the finished chain).
+template <PanelFormat F>
+struct Wide;
+template <>
+struct Wide<PanelFormat::f32> {
+  using T = float;
+  __attribute__((always_inline)) static inline __m512 load(const float* w) {
+    return _mm512_loadu_ps(w);
+  }
+};
+template <>
+struct Wide<PanelFormat::bf16> {
+  using T = uint16_t;
+  __attribute__((always_inline)) static inline __m512 load(const uint16_t* w) {
+    const __m512i v =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+};
+template <>
+struct Wide<PanelFormat::f16> {
+  using T = uint16_t;
+  __attribute__((always_inline)) static inline __m512 load(const uint16_t* w) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+  }
+};
+template <>
+struct Wide<PanelFormat::i8> {
+  using T = int8_t;
+  __attribute__((always_inline)) static inline __m512 load(const int8_t* w) {
+    return _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w))));
+  }
+};
+
+// One step of k for R rows: R broadcasts, 2R FMAs.
+template <int R>
+__attribute__((always_inline)) inline void step(__m512 (&a0)[R], __m512 (&a1)[R], const float* x,
+                                                int64_t ldx, int64_t p, __m512 w0, __m512 w1) {
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    const __m512 b = _mm512_set1_ps(x[i * ldx + p]);
+    a0[i] = _mm512_fmadd_ps(b, w0, a0[i]);
+    a1[i] = _mm512_fmadd_ps(b, w1, a1[i]);
+  }
+}
+
+// Rows [row, row + R) against the whole panel: per step of k, 2 weight loads (widened for the
+// narrow formats; int8 also times its group's 2 scale vectors), R broadcasts, 2R FMAs.
+template <int R, PanelFormat F>
+__attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, NextPanel& next) {
+  using T = typename Wide<F>::T;
+  __m512 a0[R], a1[R];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) a0[i] = a1[i] = _mm512_setzero_ps();
+  const float* x = j.x + row * j.ldx;
+  const int64_t ldx = j.ldx;
+  const T* w = static_cast<const T*>(j.panel);
+  const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
+  // int8 per channel scales the finished chain once (see packed_kernel_avx2.cpp).
+  const bool per_channel = F == PanelFormat::i8 && j.group >= k;
+  if (F == PanelFormat::i8 && !per_channel) {
+    const float* s = j.scales;
+    const int64_t group = j.group;
+    for (int64_t g0 = 0; g0 < k; g0 += group, s += kCols) {
+      const __m512 s0 = _mm512_loadu_ps(s);
+      const __m512 s1 = _mm512_loadu_ps(s + 16);
+      const int64_t g1 = g0 + group < k ? g0 + group : k;
+      for (int64_t p = g0; p < g1; ++p, w += kCols) {
+        _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+        step<R>(a0, a1, x, ldx, p, _mm512_mul_ps(Wide<F>::load(w), s0),
+                _mm512_mul_ps(Wide<F>::load(w + 16), s1));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < k; ++p, w += kCols) {
+      _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+      if constexpr (F != PanelFormat::i8) prefetch_next(next);
+      step<R>(a0, a1, x, ldx, p, Wide<F>::load(w), Wide<F>::load(w + 16));
+    }
+  }
+  const int lo = j.cols < 16 ? j.cols : 16;
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    float* y = j.y + (row + i) * j.ldy;
+    const float* s = per_channel ? j.scales : nullptr;
+    finish(a0[i], y, j.bias, s, j.accumulate, lo);
+    if (j.cols > 16) {
+      finish(a1[i], y + 16, j.bias ? j.bias + 16 : nullptr, s ? s + 16 : nullptr, j.accumulate,
+             j.cols - 16);
+    }
+  }
+}
+
+template <int R, PanelFormat F>
+__attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, int64_t rows,
+                                                NextPanel& next) {
+  if constexpr (R > 0) {
+    if (rows == R) {
+      tile<R, F>(j, row, next);
+    } else {
+      tail<R - 1, F>(j, row, rows, next);
+    }
+  }
+}
+
+template <PanelFormat F>
+void panel(const PanelJob& j) {
+  constexpr int kRows = 12;
+  NextPanel next = next_panel(j, (j.rows + kRows - 1) / kRows);
+  int64_t row = 0;
+  for (; row + kRows <= j.rows; row += kRows) tile<kRows, F>(j, row, next);
+  if (row < j.rows) tail<kRows - 1, F>(j, row, j.rows - row, next);
+}
+
+}  // namespace
+
+void panel_avx512(const PanelJob& j) {
+  switch (j.format) {
+    case PanelFormat::bf16:
+      return panel<PanelFormat::bf16>(j);
+    case PanelFormat::f16:
+      return panel<PanelFormat::f16>(j);
+    case PanelFormat::i8:
+      return panel<PanelFormat::i8>(j);
+    case PanelFormat::f32:
+      break;
+  }
+  panel<PanelFormat::f32>(j);
+}
+
+}  // namespace ps
+
+#pragma GCC pop_options
+#endif

@@ -1,0 +1,60 @@
+#pragma once
+// The micro-kernels of packed_linear (packed_linear.h), one file per instruction set. Each
+// computes rows [0, rows) of x against one weight panel (kPanelCols output columns, k-major)
+// with its accumulators held in registers for the whole k loop; the caller splits the work.
+//
+// Every output element is one FMA chain over p = 0..k-1 from zero, then + bias, then + old y,
+// whatever the tile height: a row's result does not depend on how many rows share the call
+// (the engine's batch invariance rests on it).
+//
+// A panel holds fp32, bf16, f16 or int8 weights (PanelFormat). The narrow ones are widened to
+// fp32 in registers as they are loaded, so a kernel's result equals the fp32 kernel's on the
+// widened weights bit for bit; only the bytes read differ. int8 per group of k-steps is also
+// multiplied by its group's scale as it is loaded. int8 per output channel (one group spanning
+// k) is not: the chain runs over the integers and its end is scaled once, as
+// fma(chain, scale, bias or 0), then + old y. That saves a multiply per weight vector (batch-1
+// int8 decode 6-9% faster, bench/README.md) and rounds once instead of k times.
+#include <cstdint>
+
+#include "kernels/kernel_isa.h"
+
+namespace ps {
+
+enum class PanelFormat : uint8_t { f32, bf16, f16, i8 };
+
+struct PanelJob {
+  const float* x = nullptr;  // first input row of the job
+  int64_t ldx = 0;
+  // kPanelCols * k elements of `format`: panel[p * kPanelCols + j].
+  const void* panel = nullptr;
+  PanelFormat format = PanelFormat::f32;
+  // i8 only: scale[g * kPanelCols + j] multiplies the weights of column j at k-steps
+  // [g * group, (g + 1) * group); group = k is one scale per output channel.
+  const float* scales = nullptr;
+  int64_t group = 0;
+  int64_t k = 0;
+  float* y = nullptr;  // output at (first row, the panel's first column)
+  int64_t ldy = 0;
+  const float* bias = nullptr;  // at the panel's first column, or nullptr
+  int64_t rows = 0;
+  int32_t cols = 0;         // valid columns of the panel, 1..kPanelCols
+  bool accumulate = false;  // y += result instead of y = result
+  // The panel this thread multiplies next (nullptr if none) and its bytes. The x86 kernels
+  // prefetch it into L2 over this panel's passes, so its first pass does not wait on DRAM
+  // (model/panel_prefetch.h; not for int8 panels).
+  const void* next_panel = nullptr;
+  int64_t next_bytes = 0;
+  // Whether a tile that reads the panel once (the AVX2 kernel at 1-3 rows) also prefetches 2 KB
+  // ahead of itself. On an AMD EPYC (Zen 3) that prefetch made M = 1 slower (1.3-2.3x the time
+  // on the default model's shapes), the hardware prefetcher alone doing better; the Intel
+  // host measured a gain from it. Set by vendor in packed_linear.cpp.
+  bool single_pass_prefetch = true;
+};
+
+void panel_generic(const PanelJob& job);
+#if PS_X86_KERNELS
+void panel_avx2(const PanelJob& job);    // 6x16 register tile, 12 of 16 ymm registers
+void panel_avx512(const PanelJob& job);  // 12x32 register tile, 24 of 32 zmm registers
+#endif
+
+}  // namespace ps

@@ -1,0 +1,134 @@
+#include "kernels/packed_linear.h"
+#include "kernels/parallel_for.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+
+#include "kernels/packed_kernels.h"
+
+namespace ps {
+namespace {
+
+// Input rows per block of the parallel split: a [kRowChunk, k] slice of x (128-720 KB for
+// k = 256..1408) stays in L2 while the thread's panels stream past it.
+constexpr int64_t kRowChunk = 128;
+
+using PanelFn = void (*)(const PanelJob&);
+
+// A single-pass tile's 2 KB-ahead prefetch (PanelJob::single_pass_prefetch). On an AMD EPYC
+// (Zen 3, AVX2 only) M = 1 took 1.3-2.3x the time with it as without (bench/README.md "Kernels
+// per ISA"). On the Intel host it was added on, it measured a gain, so other vendors keep it.
+bool single_pass_prefetch() {
+#if PS_X86_KERNELS
+  static const bool on = [] {
+    __builtin_cpu_init();
+    return !__builtin_cpu_is("amd");
+  }();
+  return on;
+#else
+  return true;
+#endif
+}
+
+PanelFn kernel_for(KernelIsa isa) {
+#if PS_X86_KERNELS
+  if (isa == KernelIsa::avx512) return panel_avx512;
+  if (isa == KernelIsa::avx2) return panel_avx2;
+#endif
+  (void)isa;
+  return panel_generic;
+}
+
+PackedLinearArgs with_dense_strides(PackedLinearArgs a) {
+  if (a.w == nullptr || a.w->empty()) throw std::invalid_argument("packed_linear: no weight");
+  if (a.ldx == 0) a.ldx = a.w->k();
+  if (a.ldy == 0) a.ldy = a.w->n();
+  if (a.m < 0 || a.ldx < a.w->k() || a.ldy < a.w->n() || !a.x || !a.y) {
+    throw std::invalid_argument("packed_linear: bad shape or null pointer");
+  }
+  return a;
+}
+
+void run(const PackedLinearArgs& args, PanelFn fn) {
+  const PackedLinearArgs a = with_dense_strides(args);
+  if (a.m == 0) return;
+  const PackedWeight& w = *a.w;
+  const int64_t panels = w.panels();
+  const int64_t chunks = (a.m + kRowChunk - 1) / kRowChunk;
+  // Work unit u = (row chunk u / panels, panel u % panels): a thread's contiguous range of
+  // units reuses its x chunk across many panels. Below ~256k multiply-adds per unit range,
+  // waking the other threads costs more than it saves. With few rows the work is reading the
+  // weight, not multiplying: count it as at least 4 rows, so a 1 MB weight at M = 1 (an o_proj
+  // of the default model) is still read by every core (it ran on one, at one core's bandwidth).
+  const int64_t rows = std::max<int64_t>(4, std::min(a.m, kRowChunk));
+  const int64_t grain = std::max<int64_t>(1, 262144 / (rows * kPanelCols * w.k()));
+  const bool ahead = single_pass_prefetch();
+  parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t r0 = (u / panels) * kRowChunk;
+      const int64_t col = (u % panels) * kPanelCols;
+      PanelJob j;
+      j.x = a.x + r0 * a.ldx;
+      j.ldx = a.ldx;
+      j.panel = w.panel_data(u % panels);
+      j.format = w.format();
+      j.scales = w.panel_scales(u % panels);
+      j.group = w.group();
+      j.k = w.k();
+      j.y = a.y + r0 * a.ldy + col;
+      j.ldy = a.ldy;
+      j.bias = a.bias != nullptr ? a.bias + col : nullptr;
+      j.rows = std::min(a.m, r0 + kRowChunk) - r0;
+      j.cols = int32_t(std::min(kPanelCols, w.n() - col));
+      j.accumulate = a.accumulate;
+      j.single_pass_prefetch = ahead;
+      if (u + 1 < u1 && (u + 1) % panels != u % panels) {
+        j.next_panel = w.panel_data((u + 1) % panels);
+        j.next_bytes = kPanelCols * w.k() * w.elem_bytes();
+      }
+      fn(j);
+    }
+  });
+}
+
+}  // namespace
+
+void PackedWeight::Free::operator()(void* p) const {
+  std::free(p);
+}
+
+PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k) : n_(n), k_(k), group_(k) {
+  if (w == nullptr || n <= 0 || k <= 0) throw std::invalid_argument("PackedWeight: bad shape");
+  const size_t bytes = size_t(panels() * kPanelCols * k) * sizeof(float);
+  void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (mem == nullptr) throw std::bad_alloc();
+  data_.reset(static_cast<uint8_t*>(mem));
+  float* out = reinterpret_cast<float*>(data_.get());
+  parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      float* dst = out + p * kPanelCols * k;
+      for (int64_t j = 0; j < kPanelCols; ++j) {
+        const int64_t col = p * kPanelCols + j;
+        for (int64_t q = 0; q < k; ++q) dst[q * kPanelCols + j] = col < n ? w[col * k + q] : 0.f;
+      }
+    }
+  });
+}
+
+void packed_linear(const PackedLinearArgs& args) {
+  run(args, kernel_for(active_kernel_isa()));
+}
+
+const char* packed_linear_isa() {
+  return kernel_isa_name(active_kernel_isa());
+}
+
+bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa) {
+  if (!cpu_can_run(isa)) return false;
+  run(args, kernel_for(isa));
+  return true;
+}
+
+}  // namespace ps

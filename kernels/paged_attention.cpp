@@ -1,0 +1,346 @@
+#include "kernels/paged_attention.h"
+#include "kernels/parallel_for.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/attention_heads.h"
+#include "kernels/runner_simd.h"
+#include "model/half_bits.h"
+
+namespace ps {
+namespace {
+
+// Query rows of one sequence per work item. A prefill chunk is split so that both cores get
+// work even for a single long prompt; within an item every (row, q head) pair reuses each K/V
+// block while it is in L1.
+constexpr int32_t kRowsPerItem = 16;
+
+// An item covers KV heads [kv_begin, kv_end) of its rows: all of them when there are enough
+// items for the threads without splitting heads, so that one core reads each cache block's
+// token rows whole (a token's KV heads are adjacent; at head_dim 64 one head alone is every
+// other 256 bytes: covering both heads made 64 decoding sequences 10-19% faster in
+// bench_model_paged_attention); one KV head an item otherwise, so that a single decoding
+// sequence still uses every core.
+constexpr int32_t kItemsPerThreadBeforeSplittingHeads = 4;
+
+struct WorkItem {
+  int32_t seq, kv_begin, kv_end, row_begin, row_end;
+  int64_t cost;  // attended (query vector, cache position) pairs: what the item's time tracks
+};
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// K/V elements as fp32: a bf16 cache is widened as it is read (a shift: exact).
+using ps::load8;  // the fp32 one (runner_simd.h), which this overload would otherwise hide
+PS_INLINE F32x8 load8(const uint16_t* p) {
+  typedef uint16_t U16x8 __attribute__((vector_size(16)));
+  typedef uint32_t U32x8 __attribute__((vector_size(32)));
+  U16x8 h;
+  std::memcpy(&h, p, sizeof(h));
+  const U32x8 bits = __builtin_convertvector(h, U32x8) << 16;
+  F32x8 v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+PS_INLINE float widen(float f) {
+  return f;
+}
+PS_INLINE float widen(uint16_t h) {
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// The per-head path, for a head_dim the grouped path (attention_heads.h) has no compile-time
+// instance of: one query head against tokens [0, n) of a block at a time.
+template <typename KV>
+PS_INLINE float dot(const float* q, const KV* k, int32_t D) {
+  F32x8 a0{}, a1{};
+  int32_t d = 0;
+  for (; d + 16 <= D; d += 16) {
+    a0 += load8(q + d) * load8(k + d);
+    a1 += load8(q + d + 8) * load8(k + d + 8);
+  }
+  for (; d + 8 <= D; d += 8) a0 += load8(q + d) * load8(k + d);
+  float s = hsum8(a0 + a1);
+  for (; d < D; ++d) s += q[d] * widen(k[d]);
+  return s;
+}
+
+// The online-softmax update of (running max m, running sum l, unnormalized output acc) by
+// tokens [0, n) of one block; p: scratch of n rounded up to 8 floats.
+template <typename KV>
+PS_INLINE void attend_block(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
+                            int32_t n, int32_t D, float scale, float* p, float& m, float& l,
+                            float* acc) {
+  for (int32_t t = 0; t < n; ++t) p[t] = dot(q, kb + t * tok_stride, D) * scale;
+  float block_max = kNegInf;
+  for (int32_t t = 0; t < n; ++t) block_max = std::max(block_max, p[t]);
+  if (block_max > m) {
+    // The earlier blocks' terms were scaled by e^-m; move them to the new max. exp(-inf) = 0
+    // covers the first block, whose acc and l are still zero.
+    const float c = std::exp(m - block_max);
+    l *= c;
+    const F32x8 cv = splat8(c);
+    int32_t d = 0;
+    for (; d + 8 <= D; d += 8) store8(acc + d, load8(acc + d) * cv);
+    for (; d < D; ++d) acc[d] *= c;
+    m = block_max;
+  }
+  const int32_t n8 = (n + 7) / 8 * 8;
+  for (int32_t t = n; t < n8; ++t) p[t] = kNegInf;
+  const F32x8 mv = splat8(m);
+  F32x8 sum{};
+  for (int32_t t = 0; t < n8; t += 8) {
+    F32x8 e = exp8(load8(p + t) - mv);
+    store8(p + t, e);
+    sum += e;
+  }
+  // Lanes past n hold exp8's floor (~1e-38), not 0: subtract them instead of masking.
+  float lsum = hsum8(sum);
+  for (int32_t t = n; t < n8; ++t) lsum -= p[t];
+  l += lsum;
+  // acc += sum of p[t] v[t]
+  int32_t d = 0;
+  for (; d + 8 <= D; d += 8) {
+    F32x8 a = load8(acc + d);
+    for (int32_t t = 0; t < n; ++t) a += splat8(p[t]) * load8(vb + t * tok_stride + d);
+    store8(acc + d, a);
+  }
+  for (; d < D; ++d) {
+    float a = acc[d];
+    for (int32_t t = 0; t < n; ++t) a += p[t] * widen(vb[t * tok_stride + d]);
+    acc[d] = a;
+  }
+}
+
+struct Scratch {
+  std::vector<float> acc, m, l, p;
+};
+
+// HG > 0: the grouped-head fast path (attention_heads.h), HG heads at a time with W-float
+// vectors and head_dim kD; HG == 0 (kD 0): the per-head path above, for any head_dim.
+template <int W, int kD, int HG, typename KV>
+PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
+                           const KV* k_cache, const KV* v_cache) {
+  const int32_t D = kD > 0 ? kD : a.head_dim;
+  const int32_t G = a.num_heads / a.num_kv_heads;
+  const int32_t BS = a.block_size;
+  const int32_t q0 = a.query_start[w.seq];
+  const int32_t qlen = a.query_start[w.seq + 1] - q0;
+  const int32_t first_pos = a.context_len[w.seq] - qlen;  // position of the sequence's row 0
+  const int32_t kv_end = first_pos + w.row_end;           // the item's last row attends [0, kv_end)
+  const int32_t heads = (w.kv_end - w.kv_begin) * G;      // query heads of one row in this item
+  const int32_t nq = (w.row_end - w.row_begin) * heads;
+  const int64_t tok_stride = int64_t{a.num_kv_heads} * D;
+  std::fill_n(sc.acc.data(), int64_t{nq} * D, 0.f);
+  std::fill_n(sc.m.data(), nq, kNegInf);
+  std::fill_n(sc.l.data(), nq, 0.f);
+  const int32_t* table = a.block_tables + int64_t{w.seq} * a.max_blocks_per_seq;
+  for (int32_t b = 0; b * BS < kv_end; ++b) {
+    const int32_t t0 = b * BS;
+    // The next block's offset from this one, for the grouped path's prefetch of it
+    // (attend_block_heads), made by the item's first row (the others read what it brought).
+    const bool has_next = (b + 1) * BS < kv_end;
+    const int64_t ahead =
+        has_next ? (int64_t{table[b + 1]} - int64_t{table[b]}) * BS * a.num_kv_heads * D : 0;
+    for (int32_t g = w.kv_begin; g < w.kv_end; ++g) {
+      const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + g) * D;
+      const KV* kb = k_cache + base;
+      const KV* vb = v_cache + base;
+      for (int32_t r = w.row_begin; r < w.row_end; ++r) {
+        const int32_t n = std::min(BS, first_pos + r + 1 - t0);  // causal limit inside the block
+        if (n <= 0) continue;
+        const float* qrow = a.q + (q0 + r) * a.q_row_stride + int64_t{g} * G * D;
+        const int32_t j0 = (r - w.row_begin) * heads + (g - w.kv_begin) * G;
+        if constexpr (HG > 0) {
+          for (int32_t h = 0; h < G; h += HG) {
+            float* acc = sc.acc.data() + int64_t{j0 + h} * D;
+            if (has_next && r == w.row_begin && h == 0) {
+              attn::attend_block_heads<W, kD, HG, true>(qrow + h * D, kb, vb, tok_stride, n, BS,
+                                                        a.scale, sc.p.data(), &sc.m[j0 + h],
+                                                        &sc.l[j0 + h], acc, ahead);
+            } else {
+              attn::attend_block_heads<W, kD, HG, false>(qrow + h * D, kb, vb, tok_stride, n, BS,
+                                                         a.scale, sc.p.data(), &sc.m[j0 + h],
+                                                         &sc.l[j0 + h], acc, 0);
+            }
+          }
+        } else {
+          for (int32_t h = 0; h < G; ++h) {
+            attend_block(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(), sc.m[j0 + h],
+                         sc.l[j0 + h], sc.acc.data() + int64_t{j0 + h} * D);
+          }
+        }
+      }
+    }
+  }
+  for (int32_t r = w.row_begin; r < w.row_end; ++r) {
+    float* orow = a.out + (q0 + r) * a.out_row_stride + int64_t{w.kv_begin} * G * D;
+    for (int32_t h = 0; h < heads; ++h) {
+      const int32_t j = (r - w.row_begin) * heads + h;
+      const float inv = 1.0f / sc.l[j];  // l >= 1: the max term contributes e^0
+      const float* acc = sc.acc.data() + int64_t{j} * D;
+      for (int32_t d = 0; d < D; ++d) orow[h * D + d] = acc[d] * inv;
+    }
+  }
+}
+
+// The grouped path for the head dims models use (a compile-time multiple of W), heads taken 4,
+// 2 or 1 at a time as the group size divides; the per-head path for any other head_dim.
+template <int W, int kD, typename KV>
+PS_INLINE void run_item_grouped(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
+                                const KV* k_cache, const KV* v_cache) {
+  const int32_t G = a.num_heads / a.num_kv_heads;
+  if (G % 4 == 0) {
+    attend_item<W, kD, 4>(a, w, sc, k_cache, v_cache);
+  } else if (G % 2 == 0) {
+    attend_item<W, kD, 2>(a, w, sc, k_cache, v_cache);
+  } else {
+    attend_item<W, kD, 1>(a, w, sc, k_cache, v_cache);
+  }
+}
+
+template <int W, typename KV>
+PS_INLINE void run_item_on(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
+                           const KV* k_cache, const KV* v_cache) {
+  switch (a.head_dim) {
+    case 64:
+      run_item_grouped<W, 64>(a, w, sc, k_cache, v_cache);
+      break;
+    case 128:
+      run_item_grouped<W, 128>(a, w, sc, k_cache, v_cache);
+      break;
+    default:
+      attend_item<W, 0, 0>(a, w, sc, k_cache, v_cache);
+      break;
+  }
+}
+
+template <int W>
+PS_INLINE void run_item_body(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+  if (a.k_cache_bf16 != nullptr) {
+    run_item_on<W>(a, w, sc, a.k_cache_bf16, a.v_cache_bf16);
+  } else {
+    run_item_on<W>(a, w, sc, a.k_cache, a.v_cache);
+  }
+}
+
+PS_ISA_DISPATCH_WIDTH(run_item, (const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc),
+                      (a, w, sc))
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("paged_attention: ") + what);
+}
+
+std::vector<WorkItem> plan_items(const PagedAttentionArgs& a, int64_t threads) {
+  std::vector<WorkItem> items;
+  const int64_t group = a.num_heads / a.num_kv_heads;
+  int64_t row_chunks = 0;
+  for (int32_t s = 0; s < a.num_seqs; ++s) {
+    const int32_t qlen = a.query_start[s + 1] - a.query_start[s];
+    row_chunks += (std::max(qlen, 0) + kRowsPerItem - 1) / kRowsPerItem;
+  }
+  const int32_t kv_per_item =
+      row_chunks >= kItemsPerThreadBeforeSplittingHeads * threads ? a.num_kv_heads : 1;
+  for (int32_t s = 0; s < a.num_seqs; ++s) {
+    const int32_t qlen = a.query_start[s + 1] - a.query_start[s];
+    check(qlen >= 0, "query_start must not decrease");
+    check(a.context_len[s] >= qlen, "context_len must cover the sequence's new tokens");
+    check((a.context_len[s] + a.block_size - 1) / a.block_size <= a.max_blocks_per_seq,
+          "context_len exceeds the block table");
+    const int32_t first_pos = a.context_len[s] - qlen;
+    for (int32_t r0 = 0; r0 < qlen; r0 += kRowsPerItem) {
+      const int32_t r1 = std::min(qlen, r0 + kRowsPerItem);
+      const int64_t cost = kv_per_item * group * (r1 - r0) * (first_pos + (r0 + r1) / 2 + 1);
+      for (int32_t g = 0; g < a.num_kv_heads; g += kv_per_item) {
+        items.push_back({s, g, g + kv_per_item, r0, r1, cost});
+      }
+    }
+  }
+  // Largest first, handed out dynamically: one long prefill chunk and many decodes balance.
+  std::sort(items.begin(), items.end(),
+            [](const WorkItem& x, const WorkItem& y) { return x.cost > y.cost; });
+  return items;
+}
+
+}  // namespace
+
+void paged_attention(const PagedAttentionArgs& a) {
+  check(a.num_seqs >= 0 && a.num_heads > 0 && a.num_kv_heads > 0 && a.head_dim > 0 &&
+            a.block_size > 0,
+        "sizes must be positive");
+  check(a.num_heads % a.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
+  check(a.q_row_stride >= int64_t{a.num_heads} * a.head_dim &&
+            a.out_row_stride >= int64_t{a.num_heads} * a.head_dim,
+        "row strides must cover num_heads * head_dim");
+  if (a.num_seqs == 0) return;
+  const bool cache = a.k_cache_bf16 ? a.v_cache_bf16 != nullptr : (a.k_cache && a.v_cache);
+  check(a.q && cache && a.block_tables && a.query_start && a.context_len && a.out, "null pointer");
+  const std::vector<WorkItem> items = plan_items(a, parallel_threads());
+  if (items.empty()) return;
+
+  const int64_t nq_max = kRowsPerItem * int64_t{a.num_heads};
+  std::atomic<size_t> next{0};
+  auto worker = [&](int64_t, int64_t) {
+    thread_local Scratch sc;
+    sc.acc.resize(nq_max * a.head_dim);
+    sc.m.resize(nq_max);
+    sc.l.resize(nq_max);
+    // Per-head scores (block_size rounded up to 8), or a grouped block's tiles: at most
+    // block_size + 1 tiles of 16.
+    sc.p.resize((int64_t{a.block_size} + 1) * 16);
+    for (size_t i = next++; i < items.size(); i = next++) run_item(a, items[i], sc);
+  };
+  int64_t total = 0;
+  for (const WorkItem& w : items) total += w.cost;
+  // Waking the other threads costs a few microseconds: worth it above ~16k attended pairs.
+  const int64_t threads = std::min<int64_t>(parallel_threads(), int64_t(items.size()));
+  if (threads <= 1 || total * a.head_dim < (int64_t{1} << 20)) {
+    worker(0, 1);
+  } else {
+    parallel_for(0, threads, 1, worker);
+  }
+}
+
+void write_kv_cache(const float* k, const float* v, int64_t row_stride, const int32_t* slot_mapping,
+                    int32_t num_tokens, int32_t kv_width, float* k_cache, float* v_cache) {
+  const size_t bytes = sizeof(float) * size_t(kv_width);
+  for (int32_t t = 0; t < num_tokens; ++t) {
+    const int64_t slot = slot_mapping[t];
+    if (slot < 0) continue;
+    std::memcpy(k_cache + slot * kv_width, k + t * row_stride, bytes);
+    std::memcpy(v_cache + slot * kv_width, v + t * row_stride, bytes);
+  }
+}
+
+}  // namespace ps
+
+namespace ps {
+
+void write_kv_cache_bf16(const float* k, const float* v, int64_t row_stride,
+                         const int32_t* slot_mapping, int32_t num_tokens, int32_t kv_width,
+                         uint16_t* k_cache, uint16_t* v_cache) {
+  for (int32_t t = 0; t < num_tokens; ++t) {
+    const int64_t slot = slot_mapping[t];
+    if (slot < 0) continue;
+    uint16_t* kd = k_cache + slot * kv_width;
+    uint16_t* vd = v_cache + slot * kv_width;
+    const float* ks = k + t * row_stride;
+    const float* vs = v + t * row_stride;
+    for (int32_t i = 0; i < kv_width; ++i) {
+      kd[i] = float_to_bf16(ks[i]);
+      vd[i] = float_to_bf16(vs[i]);
+    }
+  }
+}
+
+}  // namespace ps

@@ -1,0 +1,152 @@
+// PackedWeight's narrow formats (packed_linear.h): bf16/f16 panels and int8 quantization at
+// load. Kept apart from the fp32 packer so that path's code stays as it was.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/packed_linear.h"
+#include "kernels/parallel_for.h"
+#include "model/half_bits.h"
+
+namespace ps {
+namespace {
+
+int64_t element_bytes(PanelFormat f) {
+  switch (f) {
+    case PanelFormat::f32:
+      return 4;
+    case PanelFormat::bf16:
+    case PanelFormat::f16:
+      return 2;
+    case PanelFormat::i8:
+      break;
+  }
+  return 1;
+}
+
+// Source element `i` of a row-major matrix stored as `src`, widened to fp32 (exact).
+float source_value(const void* w, PanelFormat src, int64_t i) {
+  switch (src) {
+    case PanelFormat::f32: {
+      float f;
+      std::memcpy(&f, static_cast<const uint8_t*>(w) + 4 * i, 4);
+      return f;
+    }
+    case PanelFormat::bf16:
+    case PanelFormat::f16: {
+      uint16_t h;  // checkpoint data need not be 2-byte aligned
+      std::memcpy(&h, static_cast<const uint8_t*>(w) + 2 * i, 2);
+      return src == PanelFormat::bf16 ? bf16_to_float(h) : f16_to_float(h);
+    }
+    case PanelFormat::i8:
+      break;
+  }
+  throw std::invalid_argument("PackedWeight: an int8 source is not supported");
+}
+
+}  // namespace
+
+bool PackedWeight::row(int64_t r, float* out) const {
+  if (r < 0 || r >= n_ || format_ == PanelFormat::i8) return false;
+  const int64_t j = r % kPanelCols;
+  const uint8_t* panel = static_cast<const uint8_t*>(panel_data(r / kPanelCols));
+  if (format_ == PanelFormat::f32) {
+    const float* w = reinterpret_cast<const float*>(panel) + j;
+    for (int64_t p = 0; p < k_; ++p) out[p] = w[p * kPanelCols];
+  } else {
+    const uint16_t* w = reinterpret_cast<const uint16_t*>(panel) + j;
+    const bool bf16 = format_ == PanelFormat::bf16;
+    for (int64_t p = 0; p < k_; ++p) {
+      out[p] = bf16 ? bf16_to_float(w[p * kPanelCols]) : f16_to_float(w[p * kPanelCols]);
+    }
+  }
+  return true;
+}
+
+const char* panel_format_name(PanelFormat f) {
+  switch (f) {
+    case PanelFormat::f32:
+      return "f32";
+    case PanelFormat::bf16:
+      return "bf16";
+    case PanelFormat::f16:
+      return "f16";
+    case PanelFormat::i8:
+      break;
+  }
+  return "i8";
+}
+
+PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k, PanelFormat format,
+                           int64_t group)
+    : format_(format), elem_(element_bytes(format)), n_(n), k_(k) {
+  if (w == nullptr || n <= 0 || k <= 0 || group < 0) {
+    throw std::invalid_argument("PackedWeight: bad shape");
+  }
+  if (src == PanelFormat::i8) throw std::invalid_argument("PackedWeight: int8 source");
+  group_ = format == PanelFormat::i8 && group > 0 ? std::min(group, k) : k;
+  const size_t bytes = size_t(panels() * kPanelCols * k * elem_);
+  void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (mem == nullptr) throw std::bad_alloc();
+  data_.reset(static_cast<uint8_t*>(mem));
+  const int64_t G = groups();
+  if (format == PanelFormat::i8) scales_.reset(new float[size_t(panels() * G * kPanelCols)]);
+  uint8_t* out = data_.get();
+  float* scales = scales_.get();
+  const bool same_bits = src == format;
+  parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t p = p0; p < p1; ++p) {
+      uint8_t* dst = out + p * kPanelCols * k * elem_;
+      for (int64_t j = 0; j < kPanelCols; ++j) {
+        const int64_t col = p * kPanelCols + j;
+        if (col >= n) {  // padding columns: zero weights (and zero scales)
+          for (int64_t q = 0; q < k; ++q) std::memset(dst + (q * kPanelCols + j) * elem_, 0, elem_);
+          if (scales) {
+            for (int64_t g = 0; g < G; ++g) scales[(p * G + g) * kPanelCols + j] = 0.f;
+          }
+          continue;
+        }
+        if (same_bits) {
+          const uint8_t* s = static_cast<const uint8_t*>(w) + col * k * elem_;
+          for (int64_t q = 0; q < k; ++q) {
+            std::memcpy(dst + (q * kPanelCols + j) * elem_, s + q * elem_, elem_);
+          }
+          continue;
+        }
+        for (int64_t q = 0; q < k; ++q) row[q] = source_value(w, src, col * k + q);
+        for (int64_t g = 0; g < G; ++g) {
+          const int64_t q0 = g * group_, q1 = std::min(k, q0 + group_);
+          if (format == PanelFormat::i8) {
+            float amax = 0.f;
+            for (int64_t q = q0; q < q1; ++q) amax = std::max(amax, std::fabs(row[q]));
+            const float s = amax / 127.f;
+            scales[(p * G + g) * kPanelCols + j] = s;
+            const float inv = s > 0.f ? 1.f / s : 0.f;
+            for (int64_t q = q0; q < q1; ++q) {
+              const float v = std::nearbyint(row[q] * inv);
+              dst[q * kPanelCols + j] = uint8_t(int8_t(std::clamp(v, -127.f, 127.f)));
+            }
+            continue;
+          }
+          for (int64_t q = q0; q < q1; ++q) {
+            if (format == PanelFormat::f32) {
+              std::memcpy(dst + (q * kPanelCols + j) * 4, &row[q], 4);
+            } else {
+              const uint16_t h =
+                  format == PanelFormat::bf16 ? float_to_bf16(row[q]) : float_to_f16(row[q]);
+              std::memcpy(dst + (q * kPanelCols + j) * 2, &h, 2);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace ps

@@ -1,0 +1,88 @@
+#include "model/step_plan_check.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace ps {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument("StepPlan: " + what);
+}
+
+std::string at_seq(int32_t s) {
+  return " (sequence index " + std::to_string(s) + ")";
+}
+
+}  // namespace
+
+void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks,
+                     int32_t block_size) {
+  const int32_t S = p.num_seqs();
+  const int32_t T = p.num_tokens();
+  if (p.positions.size() != size_t(T) || p.slot_mapping.size() != size_t(T)) {
+    fail("token_ids, positions and slot_mapping must have the same length");
+  }
+  if (p.query_start.size() != size_t(S) + 1 || p.context_len.size() != size_t(S)) {
+    fail("query_start needs S + 1 entries and context_len S");
+  }
+  if (p.max_blocks_per_seq < 0 ||
+      p.block_tables.size() != size_t(S) * size_t(p.max_blocks_per_seq)) {
+    fail("block_tables must be S x max_blocks_per_seq");
+  }
+  if (!p.lora_slot.empty() && p.lora_slot.size() != size_t(S)) {
+    fail("lora_slot needs S entries (or none)");
+  }
+  if (p.query_start[0] != 0 || p.query_start[S] != T) {
+    fail("query_start must start at 0 and end at the token count");
+  }
+  for (int32_t s = 0; s < S; ++s) {
+    const int32_t q0 = p.query_start[s], qlen = p.query_start[s + 1] - q0;
+    const int32_t ctx = p.context_len[s];
+    if (qlen < 0) fail("query_start decreases" + at_seq(s));
+    if (ctx < qlen) fail("context_len is shorter than the new tokens" + at_seq(s));
+    if (ctx > c.max_context_len())
+      fail("context_len exceeds the model's context (max_position_embeddings, rope-scaled)" +
+           at_seq(s));
+    const int32_t blocks = (ctx + block_size - 1) / block_size;
+    if (blocks > p.max_blocks_per_seq)
+      fail("context_len needs more blocks than the table has" + at_seq(s));
+    const int32_t* table = p.block_tables.data() + int64_t{s} * p.max_blocks_per_seq;
+    for (int32_t b = 0; b < blocks; ++b) {
+      if (table[b] < 0 || table[b] >= num_blocks) fail("block id out of range" + at_seq(s));
+    }
+    for (int32_t i = 0; i < qlen; ++i) {
+      const int32_t t = q0 + i;
+      const int32_t pos = ctx - qlen + i;
+      if (p.positions[t] != pos) {
+        fail("position of token " + std::to_string(t) + " is not context_len - query_len + i" +
+             at_seq(s));
+      }
+      const int64_t slot = int64_t{table[pos / block_size]} * block_size + pos % block_size;
+      if (p.slot_mapping[t] != slot) {
+        fail("slot of token " + std::to_string(t) + " disagrees with the block table" + at_seq(s));
+      }
+      if (p.token_ids[t] < 0 || p.token_ids[t] >= c.vocab_size) {
+        fail("token id " + std::to_string(p.token_ids[t]) + " is outside the vocabulary" +
+             at_seq(s));
+      }
+    }
+  }
+  for (int32_t s : p.sample_indices) {
+    if (s < 0 || s >= S) fail("sample index " + std::to_string(s) + " out of range");
+    if (p.query_start[s + 1] == p.query_start[s])
+      fail("sampled sequence has no new token" + at_seq(s));
+  }
+  if (!p.num_draft_tokens.empty() && p.num_draft_tokens.size() != p.sample_indices.size()) {
+    fail("num_draft_tokens needs one entry per sample index (or none)");
+  }
+  for (size_t i = 0; i < p.num_draft_tokens.size(); ++i) {
+    const int32_t s = p.sample_indices[i];
+    const int32_t d = p.num_draft_tokens[i];
+    if (d < 0 || d >= p.query_start[s + 1] - p.query_start[s]) {
+      fail("draft count " + std::to_string(d) + " not below the new tokens" + at_seq(s));
+    }
+  }
+}
+
+}  // namespace ps
