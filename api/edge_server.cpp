@@ -21,6 +21,7 @@
 #include "api/connection_watch.h"
 #include "api/request_head.h"
 #include "api/socket_stream.h"
+#include "api/worker_pool.h"
 
 namespace ps {
 namespace {
@@ -415,7 +416,7 @@ class EdgeServer::Room {
   bool stopping_ = false;
   int epfd_ = -1, wake_fd_ = -1;
   std::thread thread_;
-  httplib::ThreadPool pool_;
+  GrowingWorkerPool pool_;  // workers start as requests need them
 };
 
 EdgeServer::EdgeServer(EdgeOptions options) : options_(options) {
