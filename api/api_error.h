@@ -1,6 +1,6 @@
 #pragma once
 // An error a client caused (or an overload), carried to the HTTP layer as an OpenAI-style body
-// {"error": {"message", "type", "param", "code"}} with its status (DESIGN.md §6).
+// {"error": {"message", "type", "param", "code"}} with its status (docs/architecture.md §6).
 #include <string>
 #include <utility>
 

@@ -1,7 +1,7 @@
 #pragma once
 // POST /v1/chat/completions and /v1/completions: validate, tokenize, submit one engine request
 // per choice, then answer with one JSON body or an SSE stream. The handler thread only talks to
-// the engine through Engine::submit and RequestStream (DESIGN.md §1).
+// the engine through Engine::submit and RequestStream (docs/architecture.md §1).
 #include <memory>
 #include <string>
 

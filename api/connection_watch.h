@@ -1,6 +1,6 @@
 #pragma once
 // Tells a handler that its client has gone away, so the request is cancelled and its blocks
-// freed within a step (DESIGN.md §6) instead of after the whole generation.
+// freed within a step (docs/architecture.md §6) instead of after the whole generation.
 //
 // cpp-httplib 0.11 gives handlers no socket and no "is the peer still there" call, and a write
 // to a socket whose peer closed succeeds once before failing. So we find the accepted socket

@@ -8,7 +8,7 @@
 namespace ps {
 
 // Serializes without ever throwing: invalid UTF-8 (a token that is a lone continuation byte,
-// say) becomes U+FFFD instead of failing the request with a 500 (ANCHORS.md).
+// say) becomes U+FFFD instead of failing the request with a 500 (docs/anchors.md).
 std::string dump_json(const nlohmann::json& j);
 
 // One SSE event carrying `j`: "data: {...}\n\n". JSON text never contains a raw newline, so a

@@ -13,7 +13,7 @@ namespace ps {
 // --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora --revision
 // --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic --dtype --quantization
 // --quantization-group --kv-cache-dtype (model_dtype.h), --device auto|cpu|cuda
-// --gpu-memory-utilization (model/device_select.h), --speculative ngram and its tuning
+// --gpu-memory-utilization (executor/device_select.h), --speculative ngram and its tuning
 // flags (app/speculative_flags.h), and the switches --no-prefix-caching and --enforce-eager.
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches);

@@ -16,7 +16,7 @@ namespace ps {
 // Why spin briefly: with no spin every region of the forward started by waking a sleeping
 // worker through the kernel, ~70 us a region on the 2-core KVM machine, and a batch-1 decode
 // token has 41 regions. With the spin covering the microseconds between one step's regions
-// (and one OpenMP pool in the process, model/openmp_pool.h) batch-1 TPOT went 5.2 -> 2.2 ms and
+// (and one OpenMP pool in the process, kernels/openmp_pool.h) batch-1 TPOT went 5.2 -> 2.2 ms and
 // 64-sequence throughput +17-19% (bench offline, issue #14's closing note); between steps and
 // when idle the workers still sleep.
 void prefer_short_openmp_spin(char** argv);

@@ -7,7 +7,7 @@
 #
 #   bash bench/client_scaling.sh [MODEL_DIR]   # BENCH_ENGINE_FLAGS="--kernel-isa avx2" to force
 #
-# MODEL_DIR defaults to a random model of the ANCHORS.md shape made in a temp dir.
+# MODEL_DIR defaults to a random model of the docs/anchors.md shape made in a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/bench_server.bash

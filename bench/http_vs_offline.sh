@@ -7,7 +7,7 @@
 #
 #   bash bench/http_vs_offline.sh [MODEL_DIR] [ROUNDS]
 #
-# MODEL_DIR defaults to a random default-shape model made in a temp dir (the ANCHORS.md shape).
+# MODEL_DIR defaults to a random default-shape model made in a temp dir (the docs/anchors.md shape).
 # ROUNDS (1) repeats the serve/offline pair and prints every ratio. Needs a built
 # build/app/pagedserve (or PAGEDSERVE=path) and python3 for the JSON. BENCH_PROMPTS (64),
 # BENCH_OUTPUT_LEN (128) shrink the workload (the CI smoke test in tests/e2e/bench_serve.sh);

@@ -126,7 +126,7 @@ class CheckpointFiles {
   std::unordered_map<std::string, Found> where_;
 };
 
-// Copies one stored tensor into a new fp32 CPU tensor (bf16 GEMM is slow on CPU: ANCHORS.md).
+// Copies one stored tensor into a new fp32 CPU tensor (bf16 GEMM is slow on CPU: docs/anchors.md).
 Tensor to_fp32(const CheckpointFiles::Found& src) {
   const SafetensorsTensor& t = *src.tensor;
   const std::span<const uint8_t> bytes = src.file->bytes(t);

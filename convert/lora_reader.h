@@ -14,7 +14,7 @@ namespace ps {
 struct LoraFile {
   LoraReport report;                 // source, rank, alpha, scale, modules (Hugging Face names)
   double scale = 1.0;                // report.scale before rounding to float
-  std::vector<LoraFactors> modules;  // sorted by hf_name (model/lora_factors.h)
+  std::vector<LoraFactors> modules;  // sorted by hf_name (cpu/lora_factors.h)
 };
 
 // Reads an adapter in any layout lora_merge.h describes and checks every pair against the shapes

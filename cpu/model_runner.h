@@ -1,5 +1,5 @@
 #pragma once
-// The batched forward of DESIGN.md §3: one packed forward per step over all scheduled tokens,
+// The batched forward of docs/architecture.md §3: one packed forward per step over all scheduled tokens,
 // K/V written to and read from the paged cache. Torch-free header: engine/ uses it.
 #include <cstdint>
 #include <memory>
@@ -42,7 +42,7 @@ class ModelRunner : public Executor {
   // logit_rows() order (one row per sample index without speculative drafts).
   void forward(const StepPlan& plan, std::vector<float>* logits) override;
 
-  // Makes `adapter` (model/lora_factors.h: pack_lora_adapter) the one sequences with
+  // Makes `adapter` (cpu/lora_factors.h: pack_lora_adapter) the one sequences with
   // plan.lora_slot == slot run with; null empties the slot. Only between steps.
   void set_lora_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) override;
 

@@ -1,5 +1,5 @@
 #pragma once
-// Shared device helpers of model/cuda/*.cu: element loads/stores in fp32, warp and block
+// Shared device helpers of cuda/*.cu: element loads/stores in fp32, warp and block
 // reductions, launch checking. Included only by .cu files.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,6 +1,6 @@
 // CudaExecutor (cuda_executor.h): weights and memory, the eager step. Host code compiled by the
 // C++ compiler against the CUDA runtime and cuBLAS C APIs; the kernels it launches are in
-// model/cuda/*.cu; the graph side is cuda_executor_graphs.cpp.
+// cuda/*.cu; the graph side is cuda_executor_graphs.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

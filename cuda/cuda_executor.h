@@ -2,9 +2,9 @@
 // The CUDA executor (issue #19): the Executor of model/executor.h with the weights and the KV
 // cache in GPU memory. bf16 weights uploaded once; every projection one cublasGemmEx (bf16 in,
 // fp32 accumulate) over all the step's tokens; norms, RoPE, the K/V write, paged attention and
-// the activation are model/cuda/ kernels; one stream; no torch. The step's int32 arrays go up
-// in one pinned buffer and one async copy (model/plan_upload.h). Decode-only steps replay a CUDA
-// graph per batch-size bucket (model/graph_buckets.h); mixed prefill steps run eagerly.
+// the activation are cuda/ kernels; one stream; no torch. The step's int32 arrays go up
+// in one pinned buffer and one async copy (cuda/plan_upload.h). Decode-only steps replay a CUDA
+// graph per batch-size bucket (cuda/graph_buckets.h); mixed prefill steps run eagerly.
 //
 // For now the sampled rows' fp32 logits come back to the host and the engine's sampler draws
 // from them; the device sampler (kernels.h: sample) and the host-fallback split

@@ -1,5 +1,5 @@
 // CudaExecutor's CUDA graphs (cuda_executor_impl.h): one per decode batch-size bucket
-// (model/graph_buckets.h), captured at start after an eager warm-up step, replayed by every
+// (cuda/graph_buckets.h), captured at start after an eager warm-up step, replayed by every
 // decode-only step that fits a bucket.
 #include <cstdio>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA executor's class, shared by its two source files: cuda_executor.cpp (weights, memory,
 // the eager step) and cuda_executor_graphs.cpp (CUDA graphs for decode steps). Private to
-// model/cuda/: everything else sees only cuda_executor.h.
+// cuda/: everything else sees only cuda_executor.h.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 

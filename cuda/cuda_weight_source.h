@@ -1,7 +1,7 @@
 #pragma once
 // The checkpoint as the CUDA executor uploads it: every matrix contiguous bf16 on the host, q/k/v
 // fused into one [q + 2kv, hidden] matrix and gate/up into one [2 * inter, hidden] (one GEMM
-// each per step, as on CPU). Torch-free header, so model/cuda/ reads it without ATen; the
+// each per step, as on CPU). Torch-free header, so cuda/ reads it without ATen; the
 // conversion (cuda_weight_source.cpp) is the only place that touches at::Tensor, at load.
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 // Owned device and pinned host allocations for the CUDA executor: plain cudaMalloc /
 // cudaMallocHost (never managed memory), grow-only, freed on destruction. Host C++ header over
-// the CUDA runtime's C API; included by model/cuda/*.cpp only.
+// the CUDA runtime's C API; included by cuda/*.cpp only.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

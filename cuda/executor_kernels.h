@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA executor's small data-movement kernels (model/cuda/cuda_executor.cpp), beside the
+// The CUDA executor's small data-movement kernels (cuda/cuda_executor.cpp), beside the
 // model kernels of kernels.h and with the same conventions: raw device pointers, row strides in
 // elements, enqueue on `stream`, std::invalid_argument on bad shapes, std::runtime_error when
 // the launch fails. Plain C++ header.

@@ -1,11 +1,11 @@
 #pragma once
-// Launchers for pagedserve's own CUDA kernels (DESIGN.md §2, issue #10). Plain C++ header: it
+// Launchers for pagedserve's own CUDA kernels (docs/architecture.md §2, issue #10). Plain C++ header: it
 // names no CUDA type beyond the opaque stream handle, so torch-side .cpp files and the kernel
 // test program include it without the CUDA headers. Every launcher takes raw device pointers
 // and a stream, enqueues its work and returns; it throws std::invalid_argument on inconsistent
 // shapes and std::runtime_error when the launch itself fails (message names the kernel).
 //
-// Layouts match the CPU path (model/paged_attention.h, model/runner_ops.h) so one StepPlan
+// Layouts match the CPU path (kernels/paged_attention.h, cpu/runner_ops.h) so one StepPlan
 // drives both: K and V cache per layer [num_blocks, block_size, num_kv_heads, head_dim];
 // token position p of sequence s lives in block block_tables[s][p / block_size], slot
 // p % block_size; packed rows are [T, ...] with explicit row strides (in elements).

@@ -1,5 +1,5 @@
 #pragma once
-// The public C++ API of the engine (DESIGN.md §1). One engine thread owns all mutable state;
+// The public C++ API of the engine (docs/architecture.md §1). One engine thread owns all mutable state;
 // callers only submit requests, cancel them, and read their events.
 #include <chrono>
 #include <memory>

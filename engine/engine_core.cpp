@@ -103,7 +103,7 @@ EngineCore::~EngineCore() {
 void EngineCore::start() {
   // The runner was built (weights packed, kernels tuned) on this thread: its OpenMP pool goes,
   // so the engine thread's is the only one and its workers spin between regions instead of
-  // sleeping (model/openmp_pool.h).
+  // sleeping (kernels/openmp_pool.h).
   release_this_threads_openmp_pool();
   thread_ = std::thread([this] { loop(); });
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The engine thread and everything it owns (DESIGN.md §1): scheduler, model runner (with the KV
+// The engine thread and everything it owns (docs/architecture.md §1): scheduler, model runner (with the KV
 // cache), per-request sampling state. Other threads only push commands into the inbox and read
 // stats; nothing else touches the state, so there are no locks inside the step.
 #include <concurrentqueue/blockingconcurrentqueue.h>

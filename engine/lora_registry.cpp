@@ -30,7 +30,7 @@ std::optional<std::string> LoraRegistry::add(const std::string& name,
   if (!adapter || !adapter->packed) throw std::invalid_argument("LoraRegistry::add: no adapter");
   // The caller (an HTTP thread, at runtime) just converted the factors, which may have started
   // an OpenMP pool on it: a second pool would cut the engine's workers' spin
-  // (model/openmp_pool.h).
+  // (kernels/openmp_pool.h).
   release_this_threads_openmp_pool();
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<Entry>* free_slot = nullptr;

@@ -1,4 +1,4 @@
-// probe_cuda (device_select.h). The only file of model/ outside model/cuda/ that includes a CUDA
+// probe_cuda (device_select.h). The only file of model/ outside cuda/ that includes a CUDA
 // header, and only in a PAGEDSERVE_CUDA build: it asks the runtime how many devices it sees,
 // which on a machine without a driver or a GPU is an error code, never a crash.
 #include "executor/device_select.h"

@@ -21,7 +21,7 @@ struct DeviceOptions {
   bool cuda_graphs = true;              // false: --enforce-eager (every step launched eagerly)
 };
 
-// What this process can see of CUDA: filled by probe_cuda() (model/cuda_probe.cpp), or by hand
+// What this process can see of CUDA: filled by probe_cuda() (executor/cuda_probe.cpp), or by hand
 // in tests.
 struct CudaAvailability {
   bool built_with_cuda = false;  // PAGEDSERVE_CUDA=ON at build time

@@ -11,7 +11,7 @@ void blas_linear(const Tensor& w, const float* x, int64_t ldx, int64_t m, const 
   const float* wp = w.data_ptr<float>();
   const float beta = accumulate ? 1.0f : 0.0f;
   if (m == 1) {
-    // sgemv: at M = 1 OpenBLAS sgemm is 4-5x slower than sgemv (ANCHORS.md).
+    // sgemv: at M = 1 OpenBLAS sgemm is 4-5x slower than sgemv (docs/anchors.md).
     cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, wp, blasint(k), x, 1,
                 beta, y, 1);
   } else {

@@ -170,7 +170,7 @@ LinearTuner::LinearTuner(LinearMode mode, double budget_s, std::string cache_pat
       budget_s_(budget_s),
       cache_path_(cache_path.empty() ? default_cache_path() : std::move(cache_path)) {
   // The OpenBLAS kernel too: OPENBLAS_CORETYPE changes the blas candidate on the same CPU. And
-  // the build: our kernels' speed is the build's (model/build_id.h). The program's name lets
+  // the build: our kernels' speed is the build's (kernels/build_id.h). The program's name lets
   // load_cache drop what its earlier builds saved without touching other programs' entries
   // (the server's and the tests' binaries share one cache file).
   program_ = " prog=" + program_name() + " build=";

@@ -1,7 +1,7 @@
 #pragma once
 // y = x · wᵀ (+ bias) (+ y) for every projection of the forward, on a weight re-laid out once
 // at load. Why not OpenBLAS sgemm (bench/micro/model_linear.cpp, 2-core machine): at M = 1..8
-// it is 2-10x off the memory-bandwidth bound (ANCHORS.md), and at the M of a busy decode step
+// it is 2-10x off the memory-bandwidth bound (docs/anchors.md), and at the M of a busy decode step
 // (16..256 rows) it re-packs the weight on every call — 16% of a 64-sequence step's time under
 // perf — and its kernel ran at ~70% of its own large-GEMM speed. One packed layout serves
 // both ends: at M = 1 a panel is one contiguous stream of weights (as fast from DRAM as the

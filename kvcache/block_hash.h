@@ -1,5 +1,5 @@
 #pragma once
-// Keys of full KV blocks in the prefix cache (DESIGN.md §4). A block's key chains its parent's
+// Keys of full KV blocks in the prefix cache (docs/architecture.md §4). A block's key chains its parent's
 // key, so equal keys imply (up to collisions) equal whole prefixes, not just equal blocks.
 #include <cstdint>
 #include <functional>

@@ -1,4 +1,4 @@
-// BlockManager::check_integrity(): the invariants of DESIGN.md §4, checked from scratch so a
+// BlockManager::check_integrity(): the invariants of docs/architecture.md §4, checked from scratch so a
 // bookkeeping bug shows up at the step that caused it rather than as wrong K/V much later.
 #include <stdexcept>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // The one interface the engine runs a model through (docs/architecture.md): the CPU ModelRunner and
-// the CUDA executor (model/cuda/cuda_executor.h) both implement it, so the step loop never knows
+// the CUDA executor (cuda/cuda_executor.h) both implement it, so the step loop never knows
 // which device holds the weights and the KV cache. Torch-free header.
 #include <cstddef>  // size_t, which scheduler/step_plan.h uses unqualified
 #include <cstdint>

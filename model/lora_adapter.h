@@ -1,7 +1,7 @@
 #pragma once
 // A LoRA adapter as the engine serves it: its low-rank factors kept apart from the base weights
 // (issue #22), so one base serves many adapters in one batch. Torch-free header: engine/ and api/
-// hold adapters by pointer; the factors themselves live in model/lora_factors.h (ATen).
+// hold adapters by pointer; the factors themselves live in cpu/lora_factors.h (ATen).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,7 +17,7 @@ struct LoraAdapterInfo {
   std::vector<std::string> modules;  // Hugging Face weight names it adapts
 };
 
-struct LoraPacked;  // model/lora_factors.h
+struct LoraPacked;  // cpu/lora_factors.h
 
 struct LoraAdapter {
   LoraAdapterInfo info;

@@ -1,5 +1,5 @@
 #pragma once
-// Which rows of a step the device sampler may draw (issue #19): model/cuda/sampling.cu does
+// Which rows of a step the device sampler may draw (issue #19): cuda/sampling.cu does
 // temperature, top-k, top-p and min-p; a row that needs anything else is sampled on the host
 // from a copy of that row's logits alone, so one such request does not pull the whole batch's
 // logits across the bus. Pure: tested without a GPU.

@@ -1,5 +1,5 @@
 #pragma once
-// Continuous batching (DESIGN.md §3): which sequences run this step, with how many tokens, in
+// Continuous batching (docs/architecture.md §3): which sequences run this step, with how many tokens, in
 // which KV blocks. One engine thread calls schedule() -> model -> postprocess() -> finish().
 #include <cstdint>
 #include <list>

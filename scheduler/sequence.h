@@ -1,5 +1,5 @@
 #pragma once
-// One request's tokens and where it stands in the scheduler (DESIGN.md §3).
+// One request's tokens and where it stands in the scheduler (docs/architecture.md §3).
 //
 //   waiting --admit-->   running       blocks allocated for its first chunk
 //   running --preempt--> waiting       blocks freed, computed reset: recomputed later

@@ -1,5 +1,5 @@
 #pragma once
-// The contract between scheduler/ and model/: one packed, batched forward step (DESIGN.md §3).
+// The contract between scheduler/ and model/: one packed, batched forward step (docs/architecture.md §3).
 // Data only (vectors and counts, no scheduler logic, nothing included but the standard library):
 // it is the one header of scheduler/ that model/ reads, and the only thing model/ links of it
 // (target pagedserve_step_plan), so the model compiles and is tested without the scheduler.
@@ -34,7 +34,7 @@ struct StepPlan {
   // drafts anywhere (one row per sample index, as without speculation).
   std::vector<int32_t> num_draft_tokens;
   // S: the LoRA adapter slot each sequence runs with (-1: the base model alone), or empty when
-  // every sequence is base. Slots index the runner's resident adapters (model/lora_bank.h).
+  // every sequence is base. Slots index the runner's resident adapters (cpu/lora_bank.h).
   std::vector<int32_t> lora_slot;
 
   // Accounting, for metrics and tests.

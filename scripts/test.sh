@@ -47,9 +47,14 @@ if [ -f tests/js/package.json ] && [ ! -d tests/js/node_modules ]; then
 fi
 
 # The tests and benchmarks in setup.sh's build dir: what it compiled is not compiled again.
+# The CUDA executor is compiled and its host side tested wherever nvcc is, GPU or not (setup.sh
+# leaves it out on a machine without a GPU).
+cuda=OFF
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
 if ! grep -q '^PAGEDSERVE_TESTS:BOOL=ON$' build/CMakeCache.txt ||
-  ! grep -q '^PAGEDSERVE_BENCH:BOOL=ON$' build/CMakeCache.txt; then
-  cmake -S . -B build -DPAGEDSERVE_TESTS=ON -DPAGEDSERVE_BENCH=ON
+  ! grep -q '^PAGEDSERVE_BENCH:BOOL=ON$' build/CMakeCache.txt ||
+  ! grep -q "^PAGEDSERVE_CUDA:BOOL=$cuda\$" build/CMakeCache.txt; then
+  cmake -S . -B build -DPAGEDSERVE_TESTS=ON -DPAGEDSERVE_BENCH=ON -DPAGEDSERVE_CUDA=$cuda
 fi
 cmake --build build -j"$(nproc)"
 echo "test: installed and built in $(elapsed_since "$t0")"

@@ -1,4 +1,4 @@
-// schedule() + postprocess() per step at 256 running decoding sequences (DESIGN.md §7: the
+// schedule() + postprocess() per step at 256 running decoding sequences (docs/architecture.md §7: the
 // scheduler's work per step must stay far below the model's). No model: sampled tokens are
 // made up, so this is pure scheduler + block-manager bookkeeping, including building the
 // packed plan (block tables are part of it, so longer contexts cost a little more).

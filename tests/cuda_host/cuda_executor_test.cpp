@@ -1,4 +1,4 @@
-// The CUDA executor through make_executor (model/executor_factory.h). Without a GPU (CI): asking
+// The CUDA executor through make_executor (executor/executor_factory.h). Without a GPU (CI): asking
 // for it fails at start with a message naming --device, from the factory and from the engine.
 // With one (scripts/device-check.sh): it matches the CPU runner's logits on the same plans
 // within bf16 tolerance, and sizes its KV cache as asked.

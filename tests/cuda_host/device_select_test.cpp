@@ -1,4 +1,4 @@
-// --device parsing and resolution (model/device_select.h): cpu always serves; cuda without a
+// --device parsing and resolution (executor/device_select.h): cpu always serves; cuda without a
 // CUDA build, a GPU or a supported model fails with a message naming --device; auto falls back
 // to cpu and says why.
 #include <gtest/gtest.h>

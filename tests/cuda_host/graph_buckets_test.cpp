@@ -1,4 +1,4 @@
-// CUDA-graph batch-size buckets (model/graph_buckets.h).
+// CUDA-graph batch-size buckets (cuda/graph_buckets.h).
 #include <gtest/gtest.h>
 
 #include <vector>

@@ -1,4 +1,4 @@
-// The step's int32 arrays packed for one upload (model/plan_upload.h).
+// The step's int32 arrays packed for one upload (cuda/plan_upload.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// pagedserve loads cuBLAS with dlopen (model/cuda/cublas_api.h says why); this program links the
+// pagedserve loads cuBLAS with dlopen (cuda/cublas_api.h says why); this program links the
 // library for real, so the names dlsym'd there are checked against the functions the linker
 // resolves: each pointer must be the linked function itself. Runs without a GPU (loading cuBLAS
 // needs none).

@@ -1,4 +1,4 @@
-// DESIGN.md §5: greedy output and logits do not depend on what else is in the batch, on how a
+// docs/architecture.md §5: greedy output and logits do not depend on what else is in the batch, on how a
 // prompt was chunked, on prefix-cache hits, or on preemption. Each test packs many sequences
 // through the real Scheduler + ModelRunner and compares every sampled logits row against the
 // naive oracle run on that sequence alone.

@@ -1,4 +1,4 @@
-// The prefix cache of DESIGN.md §4: hits, partial hits, misses, collisions, LRU eviction.
+// The prefix cache of docs/architecture.md §4: hits, partial hits, misses, collisions, LRU eviction.
 #include <gtest/gtest.h>
 
 #include <vector>

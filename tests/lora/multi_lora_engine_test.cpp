@@ -214,12 +214,21 @@ TEST_F(MultiLoraEngine, CancelledAndAbortedRequestsReleaseTheirAdapter) {
   ASSERT_FALSE(
       engine.loras()->add("beta", load_lora_adapter(base.config, adapter_path("beta"), 64)));
   std::mt19937 rng(43);
-  {
+  // The cancel reaches the engine at its next inbox drain, one step later at most; only a test
+  // thread descheduled for the whole generation (a loaded CI host) lets the request finish by
+  // length first. Such a run proves nothing about cancelling, so it is tried again: a cancel
+  // that never aborts still fails here, whatever the machine's load.
+  bool aborted = false;
+  for (int attempt = 0; attempt < 5 && !aborted; ++attempt) {
     auto s = submit_ok(engine, with(engine, "beta", greedy(random_prompt(rng, 10, 512), 200)));
     s->cancel();
     const Collected got = collect(*s);
-    EXPECT_EQ(*got.last.finish, FinishReason::kAbort);
+    ASSERT_EQ(got.finish_events, 1);
+    ASSERT_TRUE(*got.last.finish == FinishReason::kAbort ||
+                *got.last.finish == FinishReason::kLength);
+    aborted = *got.last.finish == FinishReason::kAbort;
   }
+  EXPECT_TRUE(aborted) << "5 cancelled requests all ran to their length";
   // The lease goes with the request's state, just after its finish event.
   for (int i = 0; i < 200 && engine.loras()->list().at(0).requests != 0; ++i) {
     std::this_thread::sleep_for(5ms);

@@ -1,4 +1,4 @@
-// The linear autotuner (model/linear_tuner.h) and the Projection that runs its plan: each
+// The linear autotuner (kernels/linear_tuner.h) and the Projection that runs its plan: each
 // candidate forced gives the double-precision result; a tuned plan follows its own timings; the
 // per-machine cache is written, read back, and ignored when corrupt.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// release_this_threads_openmp_pool (model/openmp_pool.h): the calling thread's OpenMP workers
+// release_this_threads_openmp_pool (kernels/openmp_pool.h): the calling thread's OpenMP workers
 // exit, so a process keeps one pool (the engine thread's) and libgomp does not cut its spin.
 // The parallel work is the model library's own (packed_linear, compiled with OpenMP), as in
 // the engine; this file itself is not.

@@ -1,4 +1,4 @@
-// The packed, paged forward against the naive oracle (DESIGN.md §5): every sampled row's logits
+// The packed, paged forward against the naive oracle (docs/architecture.md §5): every sampled row's logits
 // must match naive_logits over the whole sequence, whatever else is in the batch, however the
 // prompt was chunked, and across decode steps that feed back argmax tokens.
 #include <gtest/gtest.h>

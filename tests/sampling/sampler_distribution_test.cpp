@@ -227,7 +227,7 @@ TEST(SamplerDistributionTest, LargeVocabMatchesFullSortReference) {
   }
 }
 
-// Not a pass/fail timing (DESIGN.md §7): prints the cost per row so regressions are visible.
+// Not a pass/fail timing (docs/architecture.md §7): prints the cost per row so regressions are visible.
 TEST(SamplerDistributionTest, ReportsCostAt150kVocab) {
   const int32_t vocab = 151936;
   auto row = llm_like_row(vocab, 1, 2.0f);

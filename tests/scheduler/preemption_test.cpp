@@ -1,4 +1,4 @@
-// Preemption by recompute when the pool runs out (DESIGN.md §3).
+// Preemption by recompute when the pool runs out (docs/architecture.md §3).
 #include <gtest/gtest.h>
 
 #include <map>
