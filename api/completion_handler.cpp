@@ -7,14 +7,14 @@
 #include <variant>
 #include <vector>
 
-#include "api/chat_messages.h"
-#include "api/choice_streams.h"
-#include "api/connection_watch.h"
-#include "api/constraint_builder.h"
 #include "api/http_reply.h"
 #include "api/lora_admin.h"
-#include "api/openai_response.h"
-#include "api/sse.h"
+#include "http/connection_watch.h"
+#include "http/sse.h"
+#include "openai/chat_messages.h"
+#include "openai/choice_streams.h"
+#include "openai/constraint_builder.h"
+#include "openai/openai_response.h"
 
 namespace ps {
 namespace {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "api/openai_request.h"
 #include "api/serving_context.h"
+#include "openai/openai_request.h"
 
 namespace httplib {
 struct Request;

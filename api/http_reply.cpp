@@ -2,8 +2,8 @@
 
 #include <httplib.h>
 
-#include "api/openai_response.h"
-#include "api/sse.h"
+#include "http/sse.h"
+#include "openai/openai_response.h"
 
 namespace ps {
 

@@ -2,7 +2,7 @@
 // Writing JSON bodies and OpenAI error bodies onto an httplib response.
 #include <nlohmann/json.hpp>
 
-#include "api/api_error.h"
+#include "openai/api_error.h"
 
 namespace httplib {
 struct Response;

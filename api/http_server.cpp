@@ -15,15 +15,15 @@
 #include <thread>
 #include <variant>
 
-#include "api/chat_messages.h"
 #include "api/completion_handler.h"
-#include "api/edge_server.h"
 #include "api/http_reply.h"
 #include "api/lora_admin.h"
-#include "api/metrics_text.h"
-#include "api/openai_response.h"
-#include "api/router_metrics.h"
-#include "api/static_page.h"
+#include "http/edge_server.h"
+#include "http/static_page.h"
+#include "metrics/metrics_text.h"
+#include "metrics/router_metrics.h"
+#include "openai/chat_messages.h"
+#include "openai/openai_response.h"
 
 namespace ps {
 namespace {
@@ -151,7 +151,7 @@ struct HttpServer::Impl {
 };
 
 void HttpServer::Impl::setup() {
-  // Worker threads, keep-alive and the header deadline belong to the edge (api/edge_server.h).
+  // Worker threads, keep-alive and the header deadline belong to the edge (http/edge_server.h).
   server.set_tcp_nodelay(true);  // SSE chunks are small; Nagle would delay each token
   // Replaces httplib's default socket options (SO_REUSEADDR, kept) to remember the listening
   // socket: bind() raises its backlog from httplib's built-in 5, which overflowed when 64

@@ -19,7 +19,7 @@ struct ServerOptions {
   size_t max_body_bytes = 1 << 20;
   // Threads that serve requests. A request holds one from the moment its head has arrived until
   // its response ends (a stream: its whole generation); connections that are idle or still
-  // sending their head hold none (api/edge_server.h). More requests than this wait for a thread
+  // sending their head hold none (http/edge_server.h). More requests than this wait for a thread
   // (counted in the waiting gauges of /metrics).
   int http_threads = 512;
   int header_timeout_s = 5;            // a request head must arrive within this of its first byte

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/api_error.h"
 #include "api/serving_context.h"
+#include "openai/api_error.h"
 
 namespace ps {
 

@@ -8,11 +8,11 @@
 #include <optional>
 #include <string>
 
-#include "api/openai_request.h"
 #include "chat/chat_renderer.h"
 #include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
 #include "engine/engine.h"
+#include "openai/openai_request.h"
 #include "structured/grammar_compiler.h"
 #include "tokenizer/tokenizer.h"
 

@@ -11,9 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/constraint_builder.h"
 #include "api/http_server.h"
-#include "api/shutdown_signal.h"
 #include "app/chat_template_flag.h"
 #include "app/commands.h"
 #include "app/engine_flags.h"
@@ -22,6 +20,8 @@
 #include "checkpoint/loader.h"
 #include "convert/lora_loader.h"
 #include "engine/engine.h"
+#include "http/shutdown_signal.h"
+#include "openai/constraint_builder.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {

@@ -26,9 +26,9 @@ LIBS=($(pkg-config --libs libpcre2-8 icu-uc))
 
 # The library code under test: instrumented for coverage (fuzzer-no-link) and sanitizers.
 SOURCES=("$ROOT"/tokenizer/*.cpp "$ROOT"/chat/*.cpp "$ROOT"/sampling/*.cpp
-  "$ROOT/checkpoint/safetensors_reader.cpp" "$ROOT/api/openai_request.cpp" "$ROOT/api/chat_messages.cpp"
-  "$ROOT/api/generation_defaults.cpp" "$ROOT/api/json_fields.cpp" "$ROOT/api/structured_request.cpp"
-  "$ROOT/api/sse.cpp")
+  "$ROOT/checkpoint/safetensors_reader.cpp" "$ROOT/openai/openai_request.cpp" "$ROOT/openai/chat_messages.cpp"
+  "$ROOT/openai/generation_defaults.cpp" "$ROOT/openai/json_fields.cpp" "$ROOT/openai/structured_request.cpp"
+  "$ROOT/http/sse.cpp")
 mkdir -p "$OUT/obj"
 objs=()
 stale=()

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <variant>
 
-#include "api/openai_request.h"
+#include "openai/openai_request.h"
 #include "sampling/sampling_params.h"
 
 namespace {

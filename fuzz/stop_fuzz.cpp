@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/sse.h"
+#include "http/sse.h"
 #include "sampling/stop_string_matcher.h"
 
 namespace {

@@ -1,8 +1,8 @@
 // Template failures at request time are the client's 400s, with the template's own message.
 #include <gtest/gtest.h>
 
-#include "api/chat_messages.h"
 #include "chat/chat_renderer.h"
+#include "openai/chat_messages.h"
 
 namespace {
 

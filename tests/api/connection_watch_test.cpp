@@ -1,5 +1,5 @@
 // ConnectionWatch must find the accepted socket of a request and see its peer leave.
-#include "api/connection_watch.h"
+#include "http/connection_watch.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

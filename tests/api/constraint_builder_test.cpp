@@ -1,6 +1,6 @@
 // Tool-call grammars: what each tool_choice lets the model write, checked with the real
 // grammar compiler and matcher on the strings the tool-call parser reads back.
-#include "api/constraint_builder.h"
+#include "openai/constraint_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // generation_config.json fills the sampling fields a request leaves out; fields the request
 // sends win; bad files fail at load naming the file and field.
-#include "api/generation_defaults.h"
+#include "openai/generation_defaults.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "api/openai_request.h"
+#include "openai/openai_request.h"
 
 namespace ps {
 namespace {

@@ -1,5 +1,5 @@
 // /metrics must be valid Prometheus text and carry the numbers the issue lists.
-#include "api/metrics_text.h"
+#include "metrics/metrics_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Every client mistake in a completions body must come back as a 4xx ApiError naming the field.
-#include "api/openai_request.h"
+#include "openai/openai_request.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The exact JSON shapes OpenAI clients parse, and SSE framing.
-#include "api/openai_response.h"
+#include "openai/openai_response.h"
 
 #include <gtest/gtest.h>
 
-#include "api/sse.h"
+#include "http/sse.h"
 
 namespace ps {
 namespace {

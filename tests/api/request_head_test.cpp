@@ -1,5 +1,5 @@
 // Where a request head ends: the edge hands a connection to a worker only at that point.
-#include "api/request_head.h"
+#include "http/request_head.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <variant>
 
-#include "api/json_fields.h"
-#include "api/openai_request.h"
+#include "openai/json_fields.h"
+#include "openai/openai_request.h"
 #include "sampling/sampling_params.h"
 
 namespace ps {

@@ -1,5 +1,5 @@
 // The router-facing /metrics series: vLLM's names, types and meanings, valid exposition text.
-#include "api/router_metrics.h"
+#include "metrics/router_metrics.h"
 
 #include <gtest/gtest.h>
 

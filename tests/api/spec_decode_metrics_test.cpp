@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "api/metrics_text.h"
-#include "api/router_metrics.h"
+#include "metrics/metrics_text.h"
+#include "metrics/router_metrics.h"
 
 namespace ps {
 namespace {

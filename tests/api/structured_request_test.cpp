@@ -1,10 +1,10 @@
 // tools / tool_choice / response_format / structured_outputs: what is accepted, and every
 // mistake a 400 naming its field.
-#include "api/structured_request.h"
+#include "openai/structured_request.h"
 
 #include <gtest/gtest.h>
 
-#include "api/openai_request.h"
+#include "openai/openai_request.h"
 
 namespace ps {
 namespace {

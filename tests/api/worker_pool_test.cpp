@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "api/worker_pool.h"
+#include "http/worker_pool.h"
 
 namespace ps {
 namespace {

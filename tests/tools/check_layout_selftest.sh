@@ -63,7 +63,15 @@ breaks cpu_up cpu/projection.cpp '#include "executor/executor_factory.h"' \
 breaks cuda_cpu cuda/plan_upload.cpp '#include "cpu/model_runner.h"' "cuda/ includes a layer above it"
 breaks executor_up executor/device_select.cpp '#include "engine/engine.h"' \
   "executor/ includes a layer above it"
-breaks api_model api/sse.cpp '#include "cpu/model_runner.h"' "api/ includes the model stack"
+breaks api_model api/lora_admin.cpp '#include "cpu/model_runner.h"' "api/ includes the model stack"
+breaks http_model http/sse.cpp '#include "cpu/model_runner.h"' "api/ includes the model stack"
+breaks openai_model openai/json_fields.cpp '#include "model/model_config.h"' "api/ includes the model stack"
+breaks http_up http/sse.cpp '#include "openai/api_error.h"' "http/ includes a layer above it"
+breaks openai_http openai/json_fields.cpp '#include "http/sse.h"' "openai/ includes HTTP or the server"
+breaks metrics_up metrics/metrics_text.cpp '#include "api/http_server.h"' \
+  "metrics/ includes a layer above it"
+breaks api_other api/lora_admin.cpp '#include "kvcache/block_manager.h"' \
+  "api/ includes a folder outside the HTTP side"
 breaks torch_header cpu/projection.cpp '#include <ATen/ATen.h>' \
   "a serve-path folder includes libtorch"
 breaks torch_header_app app/serve_command.cpp '#include <torch/torch.h>' \

@@ -1,8 +1,8 @@
-#include "api/structured_request.h"
+#include "openai/structured_request.h"
 
 #include <set>
 
-#include "api/json_fields.h"
+#include "openai/json_fields.h"
 
 namespace ps {
 namespace {

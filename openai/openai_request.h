@@ -9,10 +9,10 @@
 #include <variant>
 #include <vector>
 
-#include "api/api_error.h"
-#include "api/generation_defaults.h"
-#include "api/structured_request.h"
 #include "chat/chat_prompt.h"
+#include "openai/api_error.h"
+#include "openai/generation_defaults.h"
+#include "openai/structured_request.h"
 #include "sampling/sampling_params.h"
 
 namespace ps {

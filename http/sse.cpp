@@ -1,4 +1,4 @@
-#include "api/sse.h"
+#include "http/sse.h"
 
 namespace ps {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/api_error.h"
+#include "openai/api_error.h"
 
 namespace ps::json_fields {
 

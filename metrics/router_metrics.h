@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "api/edge_server.h"
 #include "engine/engine_stats.h"
+#include "http/edge_server.h"
 
 namespace ps {
 

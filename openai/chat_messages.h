@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/api_error.h"
 #include "chat/chat_prompt.h"
+#include "openai/api_error.h"
 
 namespace ps {
 

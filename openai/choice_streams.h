@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "api/api_error.h"
 #include "engine/engine.h"
+#include "openai/api_error.h"
 
 namespace ps {
 

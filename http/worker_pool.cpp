@@ -1,4 +1,4 @@
-#include "api/worker_pool.h"
+#include "http/worker_pool.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "api/openai_response.h"
+#include "openai/openai_response.h"
 
 #include <algorithm>
 #include <chrono>

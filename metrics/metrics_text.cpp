@@ -1,4 +1,4 @@
-#include "api/metrics_text.h"
+#include "metrics/metrics_text.h"
 
 #include <cstdio>
 

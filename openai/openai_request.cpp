@@ -1,10 +1,10 @@
-#include "api/openai_request.h"
+#include "openai/openai_request.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "api/chat_messages.h"
-#include "api/json_fields.h"
+#include "openai/chat_messages.h"
+#include "openai/json_fields.h"
 
 namespace ps {
 namespace {

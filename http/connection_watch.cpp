@@ -1,4 +1,4 @@
-#include "api/connection_watch.h"
+#include "http/connection_watch.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

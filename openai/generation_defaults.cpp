@@ -1,4 +1,4 @@
-#include "api/generation_defaults.h"
+#include "openai/generation_defaults.h"
 
 #include <cstdio>
 #include <filesystem>

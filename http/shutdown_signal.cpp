@@ -1,4 +1,4 @@
-#include "api/shutdown_signal.h"
+#include "http/shutdown_signal.h"
 
 #include <pthread.h>
 

@@ -1,4 +1,4 @@
-#include "api/constraint_builder.h"
+#include "openai/constraint_builder.h"
 
 #include <cstdio>
 

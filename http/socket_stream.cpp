@@ -1,4 +1,4 @@
-#include "api/socket_stream.h"
+#include "http/socket_stream.h"
 
 #include <netdb.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "api/json_fields.h"
+#include "openai/json_fields.h"
 
 #include <cmath>
 #include <cstdio>

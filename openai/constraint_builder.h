@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "api/openai_request.h"
 #include "chat/tool_call_parser.h"
+#include "openai/openai_request.h"
 #include "structured/constraint_spec.h"
 #include "structured/grammar_compiler.h"
 #include "tokenizer/tokenizer.h"

@@ -1,4 +1,4 @@
-#include "api/router_metrics.h"
+#include "metrics/router_metrics.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "api/edge_server.h"
+#include "http/edge_server.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api/connection_watch.h"
-#include "api/request_head.h"
-#include "api/socket_stream.h"
-#include "api/worker_pool.h"
+#include "http/connection_watch.h"
+#include "http/request_head.h"
+#include "http/socket_stream.h"
+#include "http/worker_pool.h"
 
 namespace ps {
 namespace {

@@ -1,7 +1,7 @@
-#include "api/chat_messages.h"
+#include "openai/chat_messages.h"
 
-#include "api/json_fields.h"
 #include "chat/chat_renderer.h"
+#include "openai/json_fields.h"
 
 namespace ps {
 namespace {

@@ -1,4 +1,4 @@
-#include "api/static_page.h"
+#include "http/static_page.h"
 
 #include <httplib.h>
 

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/api_error.h"
-#include "api/openai_request.h"
 #include "chat/tool_call_parser.h"
 #include "engine/request.h"
+#include "openai/api_error.h"
+#include "openai/openai_request.h"
 
 namespace ps {
 

@@ -1,4 +1,4 @@
-#include "api/choice_streams.h"
+#include "openai/choice_streams.h"
 
 #include <algorithm>
 

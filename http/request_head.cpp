@@ -1,4 +1,4 @@
-#include "api/request_head.h"
+#include "http/request_head.h"
 
 namespace ps {
 
