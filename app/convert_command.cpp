@@ -12,12 +12,6 @@
 namespace ps {
 namespace {
 
-std::string required(const Flags& flags, const std::string& name) {
-  auto v = flags.opt(name);
-  if (!v || v->empty()) throw UsageError("missing --" + name + " (see --help)");
-  return *v;
-}
-
 std::optional<int32_t> dim(const Flags& flags, const char* name) {
   if (!flags.has(name)) return std::nullopt;
   const int64_t v = flags.i64(name, 0);
@@ -61,8 +55,8 @@ int convert_command(int argc, char** argv) {
     return 0;
   }
   ConvertOptions o;
-  o.from = required(flags, "from");
-  o.to = required(flags, "to");
+  o.from = flags.required("from");
+  o.to = flags.required("to");
   o.config_file = flags.str("config", "");
   o.tokenizer_dir = flags.str("tokenizer", "");
   o.dtype = flags.str("dtype", "auto");
@@ -123,10 +117,10 @@ int merge_lora_command(int argc, char** argv) {
         "torch.save .pth of lora_A / lora_B tensors. W' = W + (lora_alpha / r) * B @ A.\n");
     return 0;
   }
-  const std::string base = required(flags, "base");
-  const std::string out = required(flags, "out");
+  const std::string base = flags.required("base");
+  const std::string out = flags.required("out");
   const LoraReport r =
-      merge_lora_checkpoint(base, required(flags, "adapter"), out, flags.str("dtype", "auto"));
+      merge_lora_checkpoint(base, flags.required("adapter"), out, flags.str("dtype", "auto"));
   std::printf("merged %s (rank %d, alpha %g, scale %g) into %zu modules; wrote %s\n",
               r.source.c_str(), r.rank, r.alpha, r.scale, r.modules.size(), out.c_str());
   return 0;

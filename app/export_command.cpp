@@ -10,16 +10,6 @@
 #include "pth_export/export_pth.h"
 
 namespace ps {
-namespace {
-
-std::string required(const Flags& flags, const std::string& name) {
-  auto v = flags.opt(name);
-  if (!v || v->empty()) throw UsageError("missing --" + name + " (see --help)");
-  return *v;
-}
-
-}  // namespace
-
 int export_command(int argc, char** argv) {
   std::set<std::string> valued = {"model", "to", "names", "dtype", "lora"};
   Flags flags(argc, argv, 2, valued, {"help"});
@@ -31,7 +21,7 @@ int export_command(int argc, char** argv) {
         "Writes a state_dict that torch.load reads (model.load_state_dict(torch.load(p))).\n");
     return 0;
   }
-  const std::string to = required(flags, "to");
+  const std::string to = flags.required("to");
   ExportOptions o;
   const std::string names = flags.str("names", "hf");
   if (names != "hf" && names != "minimind") {
@@ -39,7 +29,7 @@ int export_command(int argc, char** argv) {
   }
   o.minimind_names = names == "minimind";
   o.dtype = flags.str("dtype", "f32");
-  const LoadedModel m = load_model_with_lora(flags, required(flags, "model"));
+  const LoadedModel m = load_model_with_lora(flags, flags.required("model"));
   const int n = export_pth(m, to, o);
   std::printf("wrote %s: %d tensors (%s names, %s)\n", to.c_str(), n, names.c_str(),
               o.dtype.c_str());

@@ -79,4 +79,10 @@ bool Flags::on(const std::string& name) const {
   return switches_on_.count(name) > 0;
 }
 
+std::string Flags::required(const std::string& name) const {
+  auto v = opt(name);
+  if (!v || v->empty()) throw UsageError("missing --" + name + " (see --help)");
+  return *v;
+}
+
 }  // namespace ps

@@ -25,6 +25,8 @@ class Flags {
   bool has(const std::string& name) const;
   std::string str(const std::string& name, const std::string& fallback) const;
   std::optional<std::string> opt(const std::string& name) const;
+  // The value of --name; throws UsageError "missing --name (see --help)" when absent or empty.
+  std::string required(const std::string& name) const;
   int64_t i64(const std::string& name, int64_t fallback) const;
   double f64(const std::string& name, double fallback) const;
   bool on(const std::string& name) const;  // a switch was given

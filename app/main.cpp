@@ -1,13 +1,10 @@
-// `pagedserve`: the one command. It only dispatches to subcommands (app/commands.h); all logic
-// lives in the libraries.
+// `pagedserve`: the serving binary (pagedserve-train has the commands that need libtorch). It
+// only dispatches to subcommands (app/commands.h); all logic lives in the libraries.
 #include <cstdio>
-#include <cstring>
-#include <exception>
 #include <string>
 
+#include "app/command_table.h"
 #include "app/commands.h"
-#include "app/flags.h"
-#include "app/openmp_wait_policy.h"
 
 namespace {
 
@@ -27,40 +24,28 @@ void usage() {
       "train-tiny, eval and export (the commands that need libtorch) are in pagedserve-train\n");
 }
 
+// The commands that need libtorch live in the other binary; say so instead of "unknown".
+std::string elsewhere(const std::string& cmd) {
+  if (cmd != "train-tiny" && cmd != "eval" && cmd != "export") return "";
+  return "'" + cmd +
+         "' is a command of pagedserve-train, the binary that links libtorch (build it with "
+         "scripts/test.sh, or cmake --build build --target pagedserve-train): run "
+         "build/app/pagedserve-train " +
+         cmd;
+}
+
+constexpr ps::Command kCommands[] = {
+    {"serve", ps::serve_command},
+    {"generate", ps::generate_command},
+    {"chat", ps::chat_command},
+    {"bench", ps::bench_command},
+    {"make-tiny-model", ps::make_tiny_model_command},
+    {"convert", ps::convert_command},
+    {"merge-lora", ps::merge_lora_command},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  ps::prefer_short_openmp_spin(argv);
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    usage();
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string cmd = argv[1];
-  try {
-    if (cmd == "serve") return ps::serve_command(argc, argv);
-    if (cmd == "generate") return ps::generate_command(argc, argv);
-    if (cmd == "chat") return ps::chat_command(argc, argv);
-    if (cmd == "bench") return ps::bench_command(argc, argv);
-    if (cmd == "make-tiny-model") return ps::make_tiny_model_command(argc, argv);
-    if (cmd == "convert") return ps::convert_command(argc, argv);
-    if (cmd == "merge-lora") return ps::merge_lora_command(argc, argv);
-  } catch (const ps::UsageError& e) {
-    std::fprintf(stderr, "pagedserve %s: %s\n", cmd.c_str(), e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "pagedserve %s: error: %s\n", cmd.c_str(), e.what());
-    return 1;
-  }
-  if (cmd == "train-tiny" || cmd == "eval" || cmd == "export") {
-    // The serving binary links no libtorch (docs/architecture.md); these commands need it.
-    std::fprintf(stderr,
-                 "pagedserve: '%s' is a command of pagedserve-train, the binary that links "
-                 "libtorch (build it with scripts/test.sh, or cmake --build build --target "
-                 "pagedserve-train): run build/app/pagedserve-train %s\n",
-                 cmd.c_str(), cmd.c_str());
-    return 2;
-  }
-  std::fprintf(stderr, "pagedserve: unknown command '%s'\n", cmd.c_str());
-  usage();
-  return 2;
+  return ps::run_command("pagedserve", argc, argv, kCommands, usage, elsewhere);
 }
