@@ -1,6 +1,6 @@
 #pragma once
-// The batched forward of docs/architecture.md §3: one packed forward per step over all scheduled tokens,
-// K/V written to and read from the paged cache. Torch-free header: engine/ uses it.
+// The batched forward of docs/architecture.md §3: one packed forward per step over all scheduled
+// tokens, K/V written to and read from the paged cache. Torch-free header: engine/ uses it.
 #include <cstdint>
 #include <memory>
 #include <string>

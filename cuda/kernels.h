@@ -1,7 +1,7 @@
 #pragma once
-// Launchers for pagedserve's own CUDA kernels (docs/architecture.md §2, issue #10). Plain C++ header: it
-// names no CUDA type beyond the opaque stream handle, so torch-side .cpp files and the kernel
-// test program include it without the CUDA headers. Every launcher takes raw device pointers
+// Launchers for pagedserve's own CUDA kernels (docs/architecture.md §2, issue #10). Plain C++
+// header: it names no CUDA type beyond the opaque stream handle, so torch-side .cpp files and the
+// kernel test program include it without the CUDA headers. Every launcher takes raw device pointers
 // and a stream, enqueues its work and returns; it throws std::invalid_argument on inconsistent
 // shapes and std::runtime_error when the launch itself fails (message names the kernel).
 //

@@ -1,6 +1,6 @@
 #pragma once
-// The public C++ API of the engine (docs/architecture.md §1). One engine thread owns all mutable state;
-// callers only submit requests, cancel them, and read their events.
+// The public C++ API of the engine (docs/architecture.md §1). One engine thread owns all mutable
+// state; callers only submit requests, cancel them, and read their events.
 #include <chrono>
 #include <memory>
 #include <string>

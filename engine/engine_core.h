@@ -1,7 +1,7 @@
 #pragma once
-// The engine thread and everything it owns (docs/architecture.md §1): scheduler, model runner (with the KV
-// cache), per-request sampling state. Other threads only push commands into the inbox and read
-// stats; nothing else touches the state, so there are no locks inside the step.
+// The engine thread and everything it owns (docs/architecture.md §1): scheduler, model runner (with
+// the KV cache), per-request sampling state. Other threads only push commands into the inbox and
+// read stats; nothing else touches the state, so there are no locks inside the step.
 #include <concurrentqueue/blockingconcurrentqueue.h>
 #include <atomic>
 

@@ -1,6 +1,6 @@
 #pragma once
-// Causal attention of a packed batch's new tokens over the paged KV cache (docs/architecture.md §3, §7).
-// Raw pointers, no torch: the CPU kernel of the step, and what a CUDA kernel must match.
+// Causal attention of a packed batch's new tokens over the paged KV cache (docs/architecture.md §3,
+// §7). Raw pointers, no torch: the CPU kernel of the step, and what a CUDA kernel must match.
 //
 // Cache layout, per layer: K and V each [num_blocks, block_size, num_kv_heads, head_dim], fp32 or
 // bf16 (--kv-cache-dtype bfloat16: half the bytes per token, widened to fp32 as it is read).

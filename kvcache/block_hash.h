@@ -1,6 +1,6 @@
 #pragma once
-// Keys of full KV blocks in the prefix cache (docs/architecture.md §4). A block's key chains its parent's
-// key, so equal keys imply (up to collisions) equal whole prefixes, not just equal blocks.
+// Keys of full KV blocks in the prefix cache (docs/architecture.md §4). A block's key chains its
+// parent's key, so equal keys imply (up to collisions) equal whole prefixes, not just equal blocks.
 #include <cstdint>
 #include <functional>
 #include <span>

@@ -1,6 +1,6 @@
 #pragma once
-// The paged KV-cache bookkeeping (docs/architecture.md §4): a fixed pool of blocks, one block table per
-// sequence, reference counts, and the prefix cache of full blocks. No tensors: block ids here
+// The paged KV-cache bookkeeping (docs/architecture.md §4): a fixed pool of blocks, one block table
+// per sequence, reference counts, and the prefix cache of full blocks. No tensors: block ids here
 // index the model's [num_blocks, block_size, ...] K/V tensors.
 //
 // Block states and the only transitions between them:

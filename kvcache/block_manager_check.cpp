@@ -1,5 +1,5 @@
-// BlockManager::check_integrity(): the invariants of docs/architecture.md §4, checked from scratch so a
-// bookkeeping bug shows up at the step that caused it rather than as wrong K/V much later.
+// BlockManager::check_integrity(): the invariants of docs/architecture.md §4, checked from scratch
+// so a bookkeeping bug shows up at the step that caused it rather than as wrong K/V much later.
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -7,8 +7,8 @@ namespace ps {
 
 // The random stream of one request. It is owned by the request (never shared across a batch)
 // and the sampler draws exactly one uniform() per non-greedy token, so a seeded request gives
-// the same tokens alone or in any batch (docs/architecture.md §5). mt19937_64 is fully specified by the
-// C++ standard, and uniform() avoids std::uniform_real_distribution (implementation-defined),
+// the same tokens alone or in any batch (docs/architecture.md §5). mt19937_64 is fully specified by
+// the C++ standard, and uniform() avoids std::uniform_real_distribution (implementation-defined),
 // so a seed means the same stream with any standard library.
 class RequestRng {
  public:

@@ -1,7 +1,7 @@
-// schedule() + postprocess() per step at 256 running decoding sequences (docs/architecture.md §7: the
-// scheduler's work per step must stay far below the model's). No model: sampled tokens are
-// made up, so this is pure scheduler + block-manager bookkeeping, including building the
-// packed plan (block tables are part of it, so longer contexts cost a little more).
+// schedule() + postprocess() per step at 256 running decoding sequences (docs/architecture.md §7:
+// the scheduler's work per step must stay far below the model's). No model: sampled tokens are made
+// up, so this is pure scheduler + block-manager bookkeeping, including building the packed plan
+// (block tables are part of it, so longer contexts cost a little more).
 #include <benchmark/benchmark.h>
 
 #include <memory>
