@@ -17,6 +17,7 @@
 #include "convert/lora_merge.h"
 #include "model/model_weights.h"
 #include "pth_export/pth_writer.h"
+#include "tests/model/tiny_test_util.h"  // tensors_equal
 #include "torch_bridge/torch_tensor.h"
 
 namespace ps {
@@ -38,16 +39,6 @@ void write_torch_state_dict(const std::string& path, const NamedTensors& tensors
 }
 void write_torch_state_dict(const std::string& path, const TorchNamedTensors& tensors) {
   ps::write_torch_state_dict(path, tensors);
-}
-
-bool tensors_equal(const at::Tensor& a, const at::Tensor& b) {
-  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && at::equal(a, b);
-}
-bool tensors_equal(const Tensor& a, const at::Tensor& b) {
-  return tensors_equal(to_torch(a), b);
-}
-bool tensors_equal(const Tensor& a, const Tensor& b) {
-  return tensors_equal(to_torch(a), to_torch(b));
 }
 
 namespace fs = std::filesystem;
