@@ -8,6 +8,8 @@
 set -euo pipefail
 A=${1:?new binary} B=${2:?old binary} TINY=${3:?tiny model dir} Q06=${4:?0.6B model dir}
 PAIRS=${5:-3}
+# Extra flags for every run, e.g. LEAN_AB_FLAGS="--kernel-isa avx2" to force a narrower path.
+read -r -a EXTRA <<<"${LEAN_AB_FLAGS:-}"
 export PAGEDSERVE_TUNING_CACHE=${PAGEDSERVE_TUNING_CACHE:-/tmp/lean-ab-tuning.json}
 
 out_toks() {  # out_toks BIN ARGS...: the continuous run's output tok/s
@@ -19,13 +21,14 @@ run() {  # run NAME ARGS...
   shift
   echo "== $name: $*"
   for ((p = 0; p < PAIRS; ++p)); do
-    a=$(out_toks "$A" bench offline "$@")
-    b=$(out_toks "$B" bench offline "$@")
+    a=$(out_toks "$A" bench offline "$@" "${EXTRA[@]}")
+    b=$(out_toks "$B" bench offline "$@" "${EXTRA[@]}")
     ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')")
     echo "  pair $p: new $a  old $b  output tok/s  (new/old ${ratios[-1]})"
   done
   printf '%s\n' "${ratios[@]}" | sort -n | awk -v n="$name" '{ r[NR] = $1 } END {
-    printf "  %s: median new/old %.3f (min %.3f, max %.3f)\n", n, r[int((NR + 1) / 2)], r[1], r[NR] }'
+    m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+    printf "  %s: median new/old %.3f (min %.3f, max %.3f)\n", n, m, r[1], r[NR] }'
 }
 
 run tiny-f32-auto --model "$TINY" --num-prompts 64 --input-len 64 --output-len 32 --skip-single \
