@@ -234,8 +234,21 @@ PS_INLINE void run_item_body(const PagedAttentionArgs& a, const WorkItem& w, Scr
   }
 }
 
-PS_ISA_DISPATCH_WIDTH(run_item, (const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc),
-                      (a, w, sc))
+// The generic body (CPUs without AVX2) takes the per-head path for every head_dim: the grouped
+// instantiations (2 head dims x 3 group widths x 2 cache types x prefetch or not) on 32-byte
+// vectors lowered to SSE cost ~50 s of this file's ~85 s compile, in every fresh build, for a
+// path no serving machine of the last decade takes. It is the same per-head path AVX2 and
+// AVX-512 take for odd head dims, so its numerics are tested on every machine.
+PS_INLINE void run_item_per_head_body(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc) {
+  if (a.k_cache_bf16 != nullptr) {
+    attend_item<8, 0, 0>(a, w, sc, a.k_cache_bf16, a.v_cache_bf16);
+  } else {
+    attend_item<8, 0, 0>(a, w, sc, a.k_cache, a.v_cache);
+  }
+}
+
+PS_ISA_DEFINE(run_item, (const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc), (a, w, sc),
+              run_item_body<16>, run_item_body<8>, run_item_per_head_body)
 
 void check(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("paged_attention: ") + what);

@@ -13,7 +13,7 @@
 // Defines `void NAME PARAMS` running `NAME##_body ARGS` compiled for the active kernel ISA.
 // (GCC's target_clones did this with an ifunc chosen by the CPU alone, which cannot be forced.)
 // PS_ISA_DISPATCH_WIDTH does the same for a body templated on its vector width in floats: 16
-// (one AVX-512 register) on AVX-512, 8 on AVX2 and generic.
+// (one AVX-512 register) on AVX-512, 8 on AVX2 and generic. PS_ISA_DEFINE names the three bodies.
 #if PS_X86_KERNELS
 #define PS_ISA_DISPATCH(NAME, PARAMS, ARGS) \
   PS_ISA_DEFINE(NAME, PARAMS, ARGS, NAME##_body, NAME##_body, NAME##_body)
@@ -50,6 +50,11 @@
 #define PS_ISA_DISPATCH_WIDTH(NAME, PARAMS, ARGS) \
   void NAME PARAMS {                              \
     NAME##_body<8> ARGS;                          \
+  }
+// Off x86 the baseline is the only ISA (NEON on ARM): the AVX2 body, written for 8 floats.
+#define PS_ISA_DEFINE(NAME, PARAMS, ARGS, BODY512, BODY2, BODYG) \
+  void NAME PARAMS {                                             \
+    BODY2 ARGS;                                                  \
   }
 #endif
 
