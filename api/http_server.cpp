@@ -1,3 +1,6 @@
+// The OpenAI-compatible server (http_server.h): the transport's setup, the gate before every
+// route (auth, CORS, not ready), the completion and LoRA admin routes, and the server's life
+// (bind, run, drain, stop). The small routes are utility_routes.cpp's.
 #include "api/http_server.h"
 
 #include <httplib.h>
@@ -17,6 +20,7 @@
 
 #include "api/completion_handler.h"
 #include "api/http_reply.h"
+#include "api/http_server_impl.h"
 #include "api/lora_admin.h"
 #include "http/edge_server.h"
 #include "http/static_page.h"
@@ -27,8 +31,6 @@
 
 namespace ps {
 namespace {
-
-using nlohmann::json;
 
 ApiError unavailable(std::string message, std::string code) {
   ApiError e;
@@ -87,68 +89,7 @@ bool needs_model(const std::string& path) {
 
 }  // namespace
 
-struct HttpServer::Impl {
-  explicit Impl(ServerOptions o) : options(std::move(o)), server(edge_options(options)) {}
-  ServerOptions options;
-  EdgeServer server;
-  std::mutex mu;
-  std::shared_ptr<const ServingContext> context;  // null while loading
-  std::atomic<bool> shutting_down{false};
-  std::atomic<bool> run_started{false}, run_returned{false}, stop_requested{false};
-  std::atomic<int> listen_fd{-1};  // the listening socket, to raise its accept backlog
-  HttpCounters counters;
-  int64_t started = 0;
-
-  ApiError body_too_large(uint64_t size) const {
-    ApiError e;
-    e.status = 413;
-    e.code = "body_too_large";
-    e.message = "request body is " + std::to_string(size) + " bytes; the limit is " +
-                std::to_string(options.max_body_bytes) + " (--max-body-bytes)";
-    return e;
-  }
-  // POST routes read the body themselves: httplib would otherwise parse a body sent as a form
-  // (curl -d without a Content-Type) and refuse it past 8 KiB, and the pre-routing handler runs
-  // before any body is read, so the size limit is checked here.
-  using PostHandler =
-      std::function<void(const httplib::Request&, const std::string& body, httplib::Response&)>;
-  void post(const char* pattern, PostHandler fn) {
-    server.Post(pattern,
-                [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res,
-                                           const httplib::ContentReader& reader) {
-                  std::string body;
-                  size_t total = 0;
-                  // Past the limit we keep reading (httplib caps it at twice the limit) but keep
-                  // nothing, so the client gets a clean 413 instead of a reset connection.
-                  bool read = reader([&](const char* data, size_t len) {
-                    total += len;
-                    if (total <= options.max_body_bytes) body.append(data, len);
-                    return true;
-                  });
-                  if (!read)
-                    return;  // httplib has set the status (413 past its own cap, 400 otherwise)
-                  if (total > options.max_body_bytes) return send_error(res, body_too_large(total));
-                  fn(req, body, res);
-                });
-  }
-
-  std::shared_ptr<const ServingContext> ctx() {
-    std::lock_guard<std::mutex> lock(mu);
-    return context;
-  }
-
-  void setup();
-  httplib::Server::HandlerResponse pre_route(const httplib::Request& req, httplib::Response& res);
-  void health(httplib::Response& res);
-  void models(httplib::Response& res);
-  void tokenize(const std::string& body, httplib::Response& res);
-  void detokenize(const std::string& body, httplib::Response& res);
-  void metrics(httplib::Response& res);
-  static void admin_reply(httplib::Response& res, const std::variant<json, ApiError>& reply) {
-    if (auto* e = std::get_if<ApiError>(&reply)) return send_error(res, *e);
-    send_json(res, 200, std::get<json>(reply));
-  }
-};
+HttpServer::Impl::Impl(ServerOptions o) : options(std::move(o)), server(edge_options(options)) {}
 
 void HttpServer::Impl::setup() {
   // Worker threads, keep-alive and the header deadline belong to the edge (http/edge_server.h).
@@ -287,54 +228,6 @@ httplib::Server::HandlerResponse HttpServer::Impl::pre_route(const httplib::Requ
     }
   }
   return R::Unhandled;
-}
-
-void HttpServer::Impl::health(httplib::Response& res) {
-  if (shutting_down.load()) return send_json(res, 503, {{"status", "shutting_down"}});
-  if (!ctx()) return send_json(res, 503, {{"status", "loading"}});
-  send_json(res, 200, {{"status", "ok"}});
-}
-
-void HttpServer::Impl::models(httplib::Response& res) {
-  send_json(res, 200, {{"object", "list"}, {"data", model_cards(*ctx(), started)}});
-}
-
-void HttpServer::Impl::tokenize(const std::string& body, httplib::Response& res) {
-  auto c = ctx();
-  auto parsed = parse_tokenize_request(body);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
-  auto& r = std::get<TokenizeRequest>(parsed);
-  std::string text = r.prompt;
-  if (r.is_chat) {
-    auto rendered = render_prompt(*c->chat_renderer, r.chat);
-    if (auto* e = std::get_if<ApiError>(&rendered)) return send_error(res, *e);
-    text = std::move(std::get<std::string>(rendered));
-  }
-  std::vector<int32_t> ids = c->tokenizer->encode(text);
-  send_json(res, 200,
-            {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", c->max_model_len}});
-}
-
-void HttpServer::Impl::detokenize(const std::string& body, httplib::Response& res) {
-  auto c = ctx();
-  auto parsed = parse_detokenize_request(body, c->limits.vocab_size);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
-  send_json(res, 200,
-            {{"prompt", c->tokenizer->decode(std::get<DetokenizeRequest>(parsed).tokens)}});
-}
-
-void HttpServer::Impl::metrics(httplib::Response& res) {
-  auto c = ctx();
-  EngineStats stats = c ? c->engine->stats() : EngineStats{};
-  res.status = 200;
-  RouterMetricsInfo info;
-  if (c) {
-    info.model_name = c->served_model_name;
-    info.block_size = c->block_size;
-  }
-  info.edge = server.counts();
-  res.set_content(metrics_text(stats, counters.snapshot()) + router_metrics_text(stats, info),
-                  "text/plain; version=0.0.4; charset=utf-8");
 }
 
 HttpServer::HttpServer(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {

@@ -1,3 +1,6 @@
+// The streaming tool-call parser (ToolCallParser, tool_call_parser.h): a character-at-a-time
+// machine over content, start tags and each call's JSON object. The formats by name, their tags
+// and call ids are tool_call_formats.cpp's.
 #include "chat/tool_call_parser.h"
 
 #include <algorithm>
@@ -5,14 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/tool_call_tags.h"
+
 namespace ps::chat {
 
 namespace {
-
-constexpr std::string_view kHermesOpen = "<tool_call>";
-constexpr std::string_view kHermesClose = "</tool_call>";
-constexpr std::string_view kPythonTag = "<|python_tag|>";
-constexpr std::string_view kMistralOpen = "[TOOL_CALLS]";
 
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
@@ -38,53 +38,6 @@ bool ends_with_tag(std::string_view s, std::string_view tag) {
 }
 
 }  // namespace
-
-std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name) {
-  if (name == "hermes") return ToolCallFormat::kHermes;
-  if (name == "llama3_json") return ToolCallFormat::kLlama3Json;
-  if (name == "mistral") return ToolCallFormat::kMistral;
-  return std::nullopt;
-}
-
-const char* tool_call_format_name(ToolCallFormat format) {
-  switch (format) {
-    case ToolCallFormat::kHermes:
-      return "hermes";
-    case ToolCallFormat::kLlama3Json:
-      return "llama3_json";
-    case ToolCallFormat::kMistral:
-      return "mistral";
-  }
-  return "?";
-}
-
-std::optional<ToolCallFormat> detect_tool_call_format(const std::string& source) {
-  if (source.find(kHermesOpen) != std::string::npos) return ToolCallFormat::kHermes;
-  if (source.find(kMistralOpen) != std::string::npos) return ToolCallFormat::kMistral;
-  if (source.find(kPythonTag) != std::string::npos) return ToolCallFormat::kLlama3Json;
-  return std::nullopt;
-}
-
-std::string_view tool_call_start_tag(ToolCallFormat format) {
-  switch (format) {
-    case ToolCallFormat::kHermes:
-      return kHermesOpen;
-    case ToolCallFormat::kLlama3Json:
-      return kPythonTag;
-    case ToolCallFormat::kMistral:
-      return kMistralOpen;
-  }
-  return {};
-}
-
-std::string random_tool_call_id() {
-  static constexpr char kAlnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<size_t> pick(0, sizeof(kAlnum) - 2);
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += kAlnum[pick(rng)];
-  return id;
-}
 
 ToolCallParser::ToolCallParser(ToolCallFormat format, ToolCallIdSource new_id)
     : format_(format), new_id_(std::move(new_id)) {}

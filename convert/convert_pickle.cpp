@@ -1,3 +1,6 @@
+// The pickle opcode machine (pickle_machine_internal.h): the stack, marks, memo and the reading of
+// data.pkl, for run_torch_pickle(). What the torch globals it meets mean is
+// pickle_torch_objects.cpp's.
 #include "convert/convert_pickle.h"
 
 #include <cstdio>
@@ -5,21 +8,9 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "convert/pickle_machine_internal.h"
+
 namespace ps {
-namespace {
-
-Obj make(PyObj::Kind k) {
-  auto o = std::make_shared<PyObj>();
-  o->kind = k;
-  return o;
-}
-Obj make_str(PyObj::Kind k, std::string s) {
-  Obj o = make(k);
-  o->s = std::move(s);
-  return o;
-}
-
-}  // namespace
 
 std::string describe(const Obj& o) {
   switch (o->kind) {
@@ -53,410 +44,299 @@ std::string describe(const Obj& o) {
   return "?";
 }
 
-namespace {
+namespace pickle_detail {
 
-class Machine {
- public:
-  Machine(const std::string& origin, const StorageLoader& load) : origin_(origin), load_(load) {}
-
-  Obj run(const char* data, size_t size) {
-    p_ = reinterpret_cast<const uint8_t*>(data);
-    end_ = p_ + size;
-    while (true) {
-      const uint8_t op = u8();
-      switch (op) {
-        case 0x80:
-          u8();
-          break;  // PROTO
-        case 0x95:
-          take(8);
-          break;  // FRAME
-        case '.':
-          return pop();  // STOP
-        case '(':
-          marks_.push_back(stack_.size());
-          break;
-        case '}':
-          push(make(PyObj::Kind::kDict));
-          break;
-        case ']':
-          push(make(PyObj::Kind::kList));
-          break;
-        case ')':
-          push(make(PyObj::Kind::kTuple));
-          break;
-        case 0x8f:
-          push(make(PyObj::Kind::kList));
-          break;  // EMPTY_SET, modelled as a list
-        case 't':
-          push(tuple(pop_mark()));
-          break;
-        case 0x85:
-          push(tuple(pop_n(1)));
-          break;
-        case 0x86:
-          push(tuple(pop_n(2)));
-          break;
-        case 0x87:
-          push(tuple(pop_n(3)));
-          break;
-        case 0x91: {
-          Obj l = make(PyObj::Kind::kList);
-          l->items = pop_mark();
-          push(l);
-          break;
-        }
-        case 'X':
-          push(make_str(PyObj::Kind::kStr, bytes(le(4))));
-          break;
-        case 0x8c:
-          push(make_str(PyObj::Kind::kStr, bytes(u8())));
-          break;
-        case 0x8d:
-          push(make_str(PyObj::Kind::kStr, bytes(le(8))));
-          break;
-        case 'T':
-          push(make_str(PyObj::Kind::kStr, bytes(le(4))));
-          break;
-        case 'U':
-          push(make_str(PyObj::Kind::kStr, bytes(u8())));
-          break;
-        case 'B':
-          push(make_str(PyObj::Kind::kBytes, bytes(le(4))));
-          break;
-        case 'C':
-          push(make_str(PyObj::Kind::kBytes, bytes(u8())));
-          break;
-        case 0x8e:
-          push(make_str(PyObj::Kind::kBytes, bytes(le(8))));
-          break;
-        case 'J':
-          push(integer(static_cast<int32_t>(le(4))));
-          break;
-        case 'K':
-          push(integer(u8()));
-          break;
-        case 'M':
-          push(integer(static_cast<int64_t>(le(2))));
-          break;
-        case 0x8a:
-          push(integer(long_int(u8())));
-          break;
-        case 0x8b:
-          push(integer(long_int(le(4))));
-          break;
-        case 'G':
-          push(binfloat());
-          break;
-        case 'N':
-          push(make(PyObj::Kind::kNone));
-          break;
-        case 0x88:
-        case 0x89: {
-          Obj b = make(PyObj::Kind::kBool);
-          b->i = op == 0x88;
-          push(b);
-          break;
-        }
-        case 'c': {
-          std::string m = line();
-          push(make_str(PyObj::Kind::kGlobal, m + "." + line()));
-          break;
-        }
-        case 0x93: {
-          Obj name = pop();
-          Obj mod = pop();
-          push(make_str(PyObj::Kind::kGlobal, mod->s + "." + name->s));
-          break;
-        }
-        case 'Q':
-          push(persistent(pop()));
-          break;
-        case 'R': {
-          Obj args = pop();
-          Obj fn = pop();
-          push(reduce(fn, args));
-          break;
-        }
-        case 0x81: {
-          pop();
-          Obj cls = pop();
-          push(make_str(PyObj::Kind::kOpaque, cls->s));
-          break;
-        }
-        case 0x92: {
-          pop();
-          pop();
-          Obj cls = pop();
-          push(make_str(PyObj::Kind::kOpaque, cls->s));
-          break;
-        }
-        case 'b':
-          pop();
-          break;  // BUILD: object state (OrderedDict._metadata, ...) is not needed
-        case 'q':
-          memo_[u8()] = top();
-          break;
-        case 'r':
-          memo_[le(4)] = top();
-          break;
-        case 0x94:
-          memo_[memo_.size()] = top();
-          break;
-        case 'h':
-          push(memo(u8()));
-          break;
-        case 'j':
-          push(memo(le(4)));
-          break;
-        case 's': {
-          Obj v = pop();
-          Obj k = pop();
-          top()->dict.emplace_back(k, v);
-          break;
-        }
-        case 'u': {
-          std::vector<Obj> kv = pop_mark();
-          Obj d = top();
-          for (size_t i = 0; i + 1 < kv.size(); i += 2) d->dict.emplace_back(kv[i], kv[i + 1]);
-          break;
-        }
-        case 'a': {
-          Obj v = pop();
-          top()->items.push_back(v);
-          break;
-        }
-        case 'e':
-        case 0x90: {
-          std::vector<Obj> v = pop_mark();
-          Obj l = top();
-          l->items.insert(l->items.end(), v.begin(), v.end());
-          break;
-        }
-        case '0':
-          pop();
-          break;
-        case '1':
-          pop_mark();
-          break;
-        case '2':
-          push(top());
-          break;
-        default: {
-          char buf[64];
-          std::snprintf(buf, sizeof(buf), "unsupported pickle opcode 0x%02x", op);
-          fail(buf);
-        }
+Obj Machine::run(const char* data, size_t size) {
+  p_ = reinterpret_cast<const uint8_t*>(data);
+  end_ = p_ + size;
+  while (true) {
+    const uint8_t op = u8();
+    switch (op) {
+      case 0x80:
+        u8();
+        break;  // PROTO
+      case 0x95:
+        take(8);
+        break;  // FRAME
+      case '.':
+        return pop();  // STOP
+      case '(':
+        marks_.push_back(stack_.size());
+        break;
+      case '}':
+        push(make(PyObj::Kind::kDict));
+        break;
+      case ']':
+        push(make(PyObj::Kind::kList));
+        break;
+      case ')':
+        push(make(PyObj::Kind::kTuple));
+        break;
+      case 0x8f:
+        push(make(PyObj::Kind::kList));
+        break;  // EMPTY_SET, modelled as a list
+      case 't':
+        push(tuple(pop_mark()));
+        break;
+      case 0x85:
+        push(tuple(pop_n(1)));
+        break;
+      case 0x86:
+        push(tuple(pop_n(2)));
+        break;
+      case 0x87:
+        push(tuple(pop_n(3)));
+        break;
+      case 0x91: {
+        Obj l = make(PyObj::Kind::kList);
+        l->items = pop_mark();
+        push(l);
+        break;
+      }
+      case 'X':
+        push(make_str(PyObj::Kind::kStr, bytes(le(4))));
+        break;
+      case 0x8c:
+        push(make_str(PyObj::Kind::kStr, bytes(u8())));
+        break;
+      case 0x8d:
+        push(make_str(PyObj::Kind::kStr, bytes(le(8))));
+        break;
+      case 'T':
+        push(make_str(PyObj::Kind::kStr, bytes(le(4))));
+        break;
+      case 'U':
+        push(make_str(PyObj::Kind::kStr, bytes(u8())));
+        break;
+      case 'B':
+        push(make_str(PyObj::Kind::kBytes, bytes(le(4))));
+        break;
+      case 'C':
+        push(make_str(PyObj::Kind::kBytes, bytes(u8())));
+        break;
+      case 0x8e:
+        push(make_str(PyObj::Kind::kBytes, bytes(le(8))));
+        break;
+      case 'J':
+        push(integer(static_cast<int32_t>(le(4))));
+        break;
+      case 'K':
+        push(integer(u8()));
+        break;
+      case 'M':
+        push(integer(static_cast<int64_t>(le(2))));
+        break;
+      case 0x8a:
+        push(integer(long_int(u8())));
+        break;
+      case 0x8b:
+        push(integer(long_int(le(4))));
+        break;
+      case 'G':
+        push(binfloat());
+        break;
+      case 'N':
+        push(make(PyObj::Kind::kNone));
+        break;
+      case 0x88:
+      case 0x89: {
+        Obj b = make(PyObj::Kind::kBool);
+        b->i = op == 0x88;
+        push(b);
+        break;
+      }
+      case 'c': {
+        std::string m = line();
+        push(make_str(PyObj::Kind::kGlobal, m + "." + line()));
+        break;
+      }
+      case 0x93: {
+        Obj name = pop();
+        Obj mod = pop();
+        push(make_str(PyObj::Kind::kGlobal, mod->s + "." + name->s));
+        break;
+      }
+      case 'Q':
+        push(persistent(pop()));
+        break;
+      case 'R': {
+        Obj args = pop();
+        Obj fn = pop();
+        push(reduce(fn, args));
+        break;
+      }
+      case 0x81: {
+        pop();
+        Obj cls = pop();
+        push(make_str(PyObj::Kind::kOpaque, cls->s));
+        break;
+      }
+      case 0x92: {
+        pop();
+        pop();
+        Obj cls = pop();
+        push(make_str(PyObj::Kind::kOpaque, cls->s));
+        break;
+      }
+      case 'b':
+        pop();
+        break;  // BUILD: object state (OrderedDict._metadata, ...) is not needed
+      case 'q':
+        memo_[u8()] = top();
+        break;
+      case 'r':
+        memo_[le(4)] = top();
+        break;
+      case 0x94:
+        memo_[memo_.size()] = top();
+        break;
+      case 'h':
+        push(memo(u8()));
+        break;
+      case 'j':
+        push(memo(le(4)));
+        break;
+      case 's': {
+        Obj v = pop();
+        Obj k = pop();
+        top()->dict.emplace_back(k, v);
+        break;
+      }
+      case 'u': {
+        std::vector<Obj> kv = pop_mark();
+        Obj d = top();
+        for (size_t i = 0; i + 1 < kv.size(); i += 2) d->dict.emplace_back(kv[i], kv[i + 1]);
+        break;
+      }
+      case 'a': {
+        Obj v = pop();
+        top()->items.push_back(v);
+        break;
+      }
+      case 'e':
+      case 0x90: {
+        std::vector<Obj> v = pop_mark();
+        Obj l = top();
+        l->items.insert(l->items.end(), v.begin(), v.end());
+        break;
+      }
+      case '0':
+        pop();
+        break;
+      case '1':
+        pop_mark();
+        break;
+      case '2':
+        push(top());
+        break;
+      default: {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "unsupported pickle opcode 0x%02x", op);
+        fail(buf);
       }
     }
   }
-
- private:
-  [[noreturn]] void fail(const std::string& message) const {
-    throw std::runtime_error(origin_ + ": " + message);
-  }
-  const uint8_t* take(uint64_t n) {
-    if (n > static_cast<uint64_t>(end_ - p_)) fail("data.pkl ends in the middle of a value");
-    const uint8_t* at = p_;
-    p_ += n;
-    return at;
-  }
-  uint8_t u8() { return *take(1); }
-  uint64_t le(int n) {
-    const uint8_t* b = take(static_cast<uint64_t>(n));
-    uint64_t v = 0;
-    for (int k = n - 1; k >= 0; --k) v = (v << 8) | b[k];
-    return v;
-  }
-  std::string bytes(uint64_t n) {
-    const uint8_t* b = take(n);
-    return std::string(reinterpret_cast<const char*>(b), n);
-  }
-  std::string line() {
-    std::string s;
-    for (char c; (c = static_cast<char>(u8())) != '\n';) s += c;
-    return s;
-  }
-  int64_t long_int(uint64_t n) {
-    if (n > 8) fail("integer wider than 64 bits");
-    const uint8_t* b = take(n);
-    uint64_t v = 0;
-    for (uint64_t k = n; k-- > 0;) v = (v << 8) | b[k];
-    if (n > 0 && n < 8 && (b[n - 1] & 0x80)) v |= ~uint64_t{0} << (8 * n);  // sign-extend
-    return static_cast<int64_t>(v);
-  }
-  Obj integer(int64_t v) {
-    Obj o = make(PyObj::Kind::kInt);
-    o->i = v;
-    return o;
-  }
-  Obj binfloat() {
-    uint64_t bits = 0;
-    for (const uint8_t *b = take(8), *e = b + 8; b != e; ++b)
-      bits = (bits << 8) | *b;  // big-endian
-    Obj o = make(PyObj::Kind::kFloat);
-    std::memcpy(&o->f, &bits, 8);
-    return o;
-  }
-  void push(Obj o) { stack_.push_back(std::move(o)); }
-  Obj& top() {
-    if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size()))
-      fail("pickle stack underflow");
-    return stack_.back();
-  }
-  Obj pop() {
-    Obj o = top();
-    stack_.pop_back();
-    return o;
-  }
-  std::vector<Obj> pop_n(size_t n) {
-    if (stack_.size() < n) fail("pickle stack underflow");
-    std::vector<Obj> v(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
-    stack_.resize(stack_.size() - n);
-    return v;
-  }
-  std::vector<Obj> pop_mark() {
-    if (marks_.empty()) fail("pickle MARK missing");
-    const size_t m = marks_.back();
-    marks_.pop_back();
-    return pop_n(stack_.size() - m);
-  }
-  Obj memo(uint64_t k) {
-    const auto it = memo_.find(k);
-    if (it == memo_.end())
-      fail("pickle refers to memo entry " + std::to_string(k) + " never stored");
-    return it->second;
-  }
-  static Obj tuple(std::vector<Obj> items) {
-    Obj t = make(PyObj::Kind::kTuple);
-    t->items = std::move(items);
-    return t;
-  }
-
-  // ('storage', torch.FloatStorage, key, location, numel): the record data/<key>.
-  Obj persistent(const Obj& pid) {
-    const auto& f = pid->items;
-    if (pid->kind != PyObj::Kind::kTuple || f.size() < 5 || f[0]->s != "storage" ||
-        f[1]->kind != PyObj::Kind::kGlobal || f[2]->kind != PyObj::Kind::kStr ||
-        f[4]->kind != PyObj::Kind::kInt) {
-      fail("unsupported persistent id in data.pkl (expected a torch storage)");
-    }
-    const std::string& key = f[2]->s;
-    if (auto it = storages_.find(key); it != storages_.end()) return it->second;
-    if (f[4]->i < 0) fail("storage " + key + " has a negative size");
-    Obj o = make(PyObj::Kind::kStorage);
-    o->tensor = load_(key, f[1]->s, f[4]->i);
-    storages_[key] = o;
-    return o;
-  }
-
-  std::vector<int64_t> ints(const Obj& o, const char* what) {
-    if (o->kind != PyObj::Kind::kTuple) fail(std::string("tensor ") + what + " is not a tuple");
-    std::vector<int64_t> v;
-    for (const Obj& e : o->items) {
-      if (e->kind != PyObj::Kind::kInt)
-        fail(std::string("tensor ") + what + " holds a non-integer");
-      v.push_back(e->i);
-    }
-    return v;
-  }
-
-  Obj rebuild_tensor(const Obj& args) {
-    const auto& a = args->items;
-    if (a.size() < 4 || a[0]->kind != PyObj::Kind::kStorage || a[1]->kind != PyObj::Kind::kInt) {
-      fail("malformed torch._utils._rebuild_tensor_v2 arguments");
-    }
-    const Tensor& storage = a[0]->tensor;
-    const std::vector<int64_t> size = ints(a[2], "size");
-    const std::vector<int64_t> stride = ints(a[3], "stride");
-    const int64_t offset = a[1]->i;
-    if (size.size() != stride.size()) fail("tensor size and stride differ in length");
-    // The furthest element the view reaches must lie inside the storage.
-    int64_t last = offset;
-    bool empty = false;
-    for (size_t d = 0; d < size.size(); ++d) {
-      if (size[d] < 0 || stride[d] < 0) fail("tensor with a negative size or stride");
-      if (size[d] == 0) empty = true;
-      last += (size[d] - 1) * stride[d];
-    }
-    if (offset < 0 || (!empty && last >= storage.numel())) {
-      fail("tensor view reaches past the end of its storage");
-    }
-    Obj o = make(PyObj::Kind::kTensor);
-    o->tensor =
-        empty ? Tensor::empty(size, storage.dtype()) : strided_copy(storage, size, stride, offset);
-    return o;
-  }
-
-  Obj reduce(const Obj& fn, const Obj& args) {
-    const std::string name = fn->kind == PyObj::Kind::kGlobal ? fn->s : "?";
-    if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor") {
-      return rebuild_tensor(args);
-    }
-    // restore_type_tag(value, "Dict[str, Tensor]"): libtorch's pickle_save types its dicts.
-    if (name == "torch._utils._rebuild_parameter" ||
-        name == "torch._utils._rebuild_parameter_with_state" ||
-        name == "torch.jit._pickle.restore_type_tag") {
-      if (args->items.empty()) fail("malformed " + name + " arguments");
-      return args->items[0];
-    }
-    if (name == "collections.OrderedDict" || name == "builtins.dict") {
-      Obj d = make(PyObj::Kind::kDict);
-      // OrderedDict([(k, v), ...]) as older picklers write it.
-      if (!args->items.empty() && args->items[0]->kind == PyObj::Kind::kList) {
-        for (const Obj& kv : args->items[0]->items) {
-          if (kv->items.size() == 2) d->dict.emplace_back(kv->items[0], kv->items[1]);
-        }
-      }
-      return d;
-    }
-    return make_str(PyObj::Kind::kOpaque, name);
-  }
-
-  std::string origin_;
-  const StorageLoader& load_;
-  const uint8_t* p_ = nullptr;
-  const uint8_t* end_ = nullptr;
-  std::vector<Obj> stack_;
-  std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, Obj> memo_;
-  std::unordered_map<std::string, Obj> storages_;
-};
-
-}  // namespace
-
-Tensor strided_copy(const Tensor& storage, const std::vector<int64_t>& size,
-                    const std::vector<int64_t>& stride, int64_t offset) {
-  // A contiguous view of the whole storage shares it (tied weights stay tied), as torch's
-  // .contiguous() returns the same tensor.
-  int64_t numel = 1, expect = 1;
-  bool contiguous = true;
-  for (size_t d = size.size(); d-- > 0;) {
-    if (size[d] != 1 && stride[d] != expect) contiguous = false;
-    expect *= size[d];
-    numel *= size[d];
-  }
-  if (contiguous && offset == 0 && numel == storage.numel()) return storage.reshape(size);
-  Tensor out = Tensor::empty(size, storage.dtype());
-  const size_t es = dtype_size(storage.dtype());
-  const auto* src = static_cast<const uint8_t*>(storage.data_ptr());
-  auto* dst = static_cast<uint8_t*>(out.data_ptr());
-  std::vector<int64_t> index(size.size(), 0);
-  for (int64_t n = 0; n < numel; ++n) {
-    int64_t at = offset;
-    for (size_t d = 0; d < size.size(); ++d) at += index[d] * stride[d];
-    std::memcpy(dst + size_t(n) * es, src + size_t(at) * es, es);
-    for (size_t d = size.size(); d-- > 0;) {
-      if (++index[d] < size[d]) break;
-      index[d] = 0;
-    }
-  }
-  return out;
 }
+
+const uint8_t* Machine::take(uint64_t n) {
+  if (n > static_cast<uint64_t>(end_ - p_)) fail("data.pkl ends in the middle of a value");
+  const uint8_t* at = p_;
+  p_ += n;
+  return at;
+}
+
+uint8_t Machine::u8() {
+  return *take(1);
+}
+
+uint64_t Machine::le(int n) {
+  const uint8_t* b = take(static_cast<uint64_t>(n));
+  uint64_t v = 0;
+  for (int k = n - 1; k >= 0; --k) v = (v << 8) | b[k];
+  return v;
+}
+
+std::string Machine::bytes(uint64_t n) {
+  const uint8_t* b = take(n);
+  return std::string(reinterpret_cast<const char*>(b), n);
+}
+
+std::string Machine::line() {
+  std::string s;
+  for (char c; (c = static_cast<char>(u8())) != '\n';) s += c;
+  return s;
+}
+
+int64_t Machine::long_int(uint64_t n) {
+  if (n > 8) fail("integer wider than 64 bits");
+  const uint8_t* b = take(n);
+  uint64_t v = 0;
+  for (uint64_t k = n; k-- > 0;) v = (v << 8) | b[k];
+  if (n > 0 && n < 8 && (b[n - 1] & 0x80)) v |= ~uint64_t{0} << (8 * n);  // sign-extend
+  return static_cast<int64_t>(v);
+}
+
+Obj Machine::integer(int64_t v) {
+  Obj o = make(PyObj::Kind::kInt);
+  o->i = v;
+  return o;
+}
+
+Obj Machine::binfloat() {
+  uint64_t bits = 0;
+  for (const uint8_t *b = take(8), *e = b + 8; b != e; ++b) bits = (bits << 8) | *b;  // big-endian
+  Obj o = make(PyObj::Kind::kFloat);
+  std::memcpy(&o->f, &bits, 8);
+  return o;
+}
+
+void Machine::push(Obj o) {
+  stack_.push_back(std::move(o));
+}
+
+Obj& Machine::top() {
+  if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size()))
+    fail("pickle stack underflow");
+  return stack_.back();
+}
+
+Obj Machine::pop() {
+  Obj o = top();
+  stack_.pop_back();
+  return o;
+}
+
+std::vector<Obj> Machine::pop_n(size_t n) {
+  if (stack_.size() < n) fail("pickle stack underflow");
+  std::vector<Obj> v(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+  stack_.resize(stack_.size() - n);
+  return v;
+}
+
+std::vector<Obj> Machine::pop_mark() {
+  if (marks_.empty()) fail("pickle MARK missing");
+  const size_t m = marks_.back();
+  marks_.pop_back();
+  return pop_n(stack_.size() - m);
+}
+
+Obj Machine::memo(uint64_t k) {
+  const auto it = memo_.find(k);
+  if (it == memo_.end()) fail("pickle refers to memo entry " + std::to_string(k) + " never stored");
+  return it->second;
+}
+
+Obj Machine::tuple(std::vector<Obj> items) {
+  Obj t = make(PyObj::Kind::kTuple);
+  t->items = std::move(items);
+  return t;
+}
+
+}  // namespace pickle_detail
 
 Obj run_torch_pickle(const char* data, size_t size, const std::string& origin,
                      const StorageLoader& load) {
-  return Machine(origin, load).run(data, size);
+  return pickle_detail::Machine(origin, load).run(data, size);
 }
 
 }  // namespace ps

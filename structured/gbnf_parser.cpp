@@ -7,9 +7,12 @@
 
 #include "structured/codepoint_class.h"
 #include "structured/constraint_spec.h"
+#include "structured/gbnf_parser_internal.h"
 #include "structured/grammar_checks.h"
 
-namespace ps {
+// Recursive descent over GBNF text: see gbnf_parser_internal.h for the Parser, whose terminals
+// (literals, classes, escapes) are gbnf_terminals.cpp's.
+namespace ps::gbnf_detail {
 namespace {
 
 bool is_name_char(char c) {
@@ -17,448 +20,279 @@ bool is_name_char(char c) {
          c == '-';
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
+}  // namespace
+
+Grammar Parser::parse() {
+  if (text_.size() > limits_.max_text_bytes) {
+    throw StructuredError("grammar is " + std::to_string(text_.size()) +
+                              " bytes, over the limit of " + std::to_string(limits_.max_text_bytes),
+                          "grammar");
+  }
+  skip_space();
+  while (pos_ < text_.size()) {
+    parse_rule();
+    skip_space();
+  }
+  resolve_references();
+  return std::move(g_);
+}
+
+std::string Parser::location(size_t at) const {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < at && i < text_.size(); ++i) {
+    if (text_[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
+// Spaces, newlines and comments: a rule ends where the next `name ::=` starts (or at the
+// end), so rules may span lines freely.
+void Parser::skip_space() {
+  while (!at_end()) {
+    char c = peek();
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++pos_;
+    } else if (c == '#') {
+      while (!at_end() && peek() != '\n') ++pos_;
+    } else {
+      break;
+    }
   }
 }
 
-// Recursive descent over the text. Sugar is rewritten as it is parsed (llama.cpp's scheme):
-// a group becomes a fresh rule, `x*` becomes `R ::= x R | ""`, `{m,n}` becomes m copies of x
-// followed by n-m nested optionals.
-class Parser {
- public:
-  Parser(std::string_view text, const GbnfLimits& limits) : text_(text), limits_(limits) {}
+std::string Parser::parse_name() {
+  size_t start = pos_;
+  while (!at_end() && is_name_char(peek())) ++pos_;
+  if (pos_ == start) fail("expected a rule name");
+  return std::string(text_.substr(start, pos_ - start));
+}
 
-  Grammar parse() {
-    if (text_.size() > limits_.max_text_bytes) {
-      throw StructuredError("grammar is " + std::to_string(text_.size()) +
-                                " bytes, over the limit of " +
-                                std::to_string(limits_.max_text_bytes),
-                            "grammar");
-    }
-    skip_space();
-    while (pos_ < text_.size()) {
-      parse_rule();
-      skip_space();
-    }
-    resolve_references();
-    return std::move(g_);
+// True when the text at pos_ reads `name ::=` (the start of the next rule).
+bool Parser::at_rule_start() const {
+  size_t p = pos_;
+  while (p < text_.size() && is_name_char(text_[p])) ++p;
+  if (p == pos_) return false;
+  while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t')) ++p;
+  return text_.substr(p, 3) == "::=";
+}
+
+uint32_t Parser::rule_named(const std::string& name, size_t at) {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) return it->second;
+  uint32_t id = new_rule(name, at);
+  by_name_[name] = id;
+  return id;
+}
+
+uint32_t Parser::new_rule(const std::string& name, size_t at) {
+  if (g_.rules.size() >= limits_.max_rules) {
+    fail_at(at, "grammar needs more than " + std::to_string(limits_.max_rules) +
+                    " rules (the limit, counting the ones groups and repetitions make)");
   }
+  g_.rules.push_back(GrammarRule{name, location(at), {}});
+  defined_.push_back(false);
+  first_use_.push_back(at);
+  return static_cast<uint32_t>(g_.rules.size() - 1);
+}
 
- private:
-  [[noreturn]] void fail_at(size_t at, const std::string& what) const {
-    throw StructuredError("grammar line " + location(at) + ": " + what, "grammar");
+uint32_t Parser::fresh_rule(size_t at) {
+  std::string name = current_rule_name_ + "_" + std::to_string(++fresh_counter_);
+  uint32_t id = new_rule(name, at);
+  defined_[id] = true;
+  return id;
+}
+
+void Parser::count_elements(size_t n, size_t at) {
+  elements_ += n;
+  if (elements_ > limits_.max_elements) {
+    fail_at(at, "grammar expands to more than " + std::to_string(limits_.max_elements) +
+                    " elements (the limit; a large {m,n} repetition counts n times)");
   }
-  [[noreturn]] void fail(const std::string& what) const { fail_at(pos_, what); }
+}
 
-  std::string location(size_t at) const {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < at && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    return std::to_string(line) + ":" + std::to_string(col);
-  }
+void Parser::parse_rule() {
+  size_t start = pos_;
+  std::string name = parse_name();
+  while (peek() == ' ' || peek() == '\t') ++pos_;
+  if (text_.substr(pos_, 3) != "::=") fail("expected '::=' after rule name '" + name + "'");
+  pos_ += 3;
+  uint32_t id = rule_named(name, start);
+  if (defined_[id]) fail_at(start, "rule '" + name + "' is defined twice");
+  defined_[id] = true;
+  g_.rules[id].origin = location(start);
+  current_rule_name_ = name;
+  fresh_counter_ = 0;
+  auto alts = parse_alternatives(/*nested=*/false);
+  g_.rules[id].alternatives = std::move(alts);
+}
 
-  bool at_end() const { return pos_ >= text_.size(); }
-  char peek(size_t ahead = 0) const {
-    return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
-  }
-
-  // Spaces, newlines and comments: a rule ends where the next `name ::=` starts (or at the
-  // end), so rules may span lines freely.
-  void skip_space() {
-    while (!at_end()) {
-      char c = peek();
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-        ++pos_;
-      } else if (c == '#') {
-        while (!at_end() && peek() != '\n') ++pos_;
-      } else {
-        break;
-      }
-    }
-  }
-
-  std::string parse_name() {
-    size_t start = pos_;
-    while (!at_end() && is_name_char(peek())) ++pos_;
-    if (pos_ == start) fail("expected a rule name");
-    return std::string(text_.substr(start, pos_ - start));
-  }
-
-  // True when the text at pos_ reads `name ::=` (the start of the next rule).
-  bool at_rule_start() const {
-    size_t p = pos_;
-    while (p < text_.size() && is_name_char(text_[p])) ++p;
-    if (p == pos_) return false;
-    while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t')) ++p;
-    return text_.substr(p, 3) == "::=";
-  }
-
-  uint32_t rule_named(const std::string& name, size_t at) {
-    auto it = by_name_.find(name);
-    if (it != by_name_.end()) return it->second;
-    uint32_t id = new_rule(name, at);
-    by_name_[name] = id;
-    return id;
-  }
-
-  uint32_t new_rule(const std::string& name, size_t at) {
-    if (g_.rules.size() >= limits_.max_rules) {
-      fail_at(at, "grammar needs more than " + std::to_string(limits_.max_rules) +
-                      " rules (the limit, counting the ones groups and repetitions make)");
-    }
-    g_.rules.push_back(GrammarRule{name, location(at), {}});
-    defined_.push_back(false);
-    first_use_.push_back(at);
-    return static_cast<uint32_t>(g_.rules.size() - 1);
-  }
-
-  uint32_t fresh_rule(size_t at) {
-    std::string name = current_rule_name_ + "_" + std::to_string(++fresh_counter_);
-    uint32_t id = new_rule(name, at);
-    defined_[id] = true;
-    return id;
-  }
-
-  void count_elements(size_t n, size_t at) {
-    elements_ += n;
-    if (elements_ > limits_.max_elements) {
-      fail_at(at, "grammar expands to more than " + std::to_string(limits_.max_elements) +
-                      " elements (the limit; a large {m,n} repetition counts n times)");
-    }
-  }
-
-  void parse_rule() {
-    size_t start = pos_;
-    std::string name = parse_name();
-    while (peek() == ' ' || peek() == '\t') ++pos_;
-    if (text_.substr(pos_, 3) != "::=") fail("expected '::=' after rule name '" + name + "'");
-    pos_ += 3;
-    uint32_t id = rule_named(name, start);
-    if (defined_[id]) fail_at(start, "rule '" + name + "' is defined twice");
-    defined_[id] = true;
-    g_.rules[id].origin = location(start);
-    current_rule_name_ = name;
-    fresh_counter_ = 0;
-    auto alts = parse_alternatives(/*nested=*/false);
-    g_.rules[id].alternatives = std::move(alts);
-  }
-
-  std::vector<GrammarSequence> parse_alternatives(bool nested) {
-    std::vector<GrammarSequence> alts;
-    alts.push_back(parse_sequence(nested));
-    while (peek() == '|') {
-      ++pos_;
-      alts.push_back(parse_sequence(nested));
-    }
-    return alts;
-  }
-
-  GrammarSequence parse_sequence(bool nested) {
-    GrammarSequence seq;
-    for (;;) {
-      skip_space();
-      if (at_end()) break;
-      char c = peek();
-      if (c == '|') break;
-      if (c == ')') {
-        if (!nested) fail("unmatched ')'");
-        break;
-      }
-      if (!nested && at_rule_start()) break;
-      size_t item_start = pos_;
-      GrammarSequence item = parse_item();
-      skip_space_inline();
-      // Postfix repetition applies to the item just parsed (a whole literal, a group, ...).
-      while (!at_end() && (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')) {
-        item = parse_repetition(std::move(item), item_start);
-        skip_space_inline();
-      }
-      seq.insert(seq.end(), item.begin(), item.end());
-    }
-    return seq;
-  }
-
-  // Only spaces and tabs: `x\n*` is not a repetition of x (the `*` would be a syntax error).
-  void skip_space_inline() {
-    while (peek() == ' ' || peek() == '\t') ++pos_;
-  }
-
-  GrammarSequence parse_item() {
-    char c = peek();
-    size_t at = pos_;
-    if (c == '"') return parse_literal();
-    if (c == '[') return {class_element(parse_class())};
-    if (c == '.') {
-      ++pos_;
-      count_elements(1, at);
-      return {class_element(any_codepoint())};
-    }
-    if (c == '(') {
-      ++pos_;
-      auto alts = parse_alternatives(/*nested=*/true);
-      if (peek() != ')') fail_at(at, "'(' is never closed");
-      ++pos_;
-      uint32_t id = fresh_rule(at);
-      g_.rules[id].alternatives = std::move(alts);
-      count_elements(1, at);
-      return {GrammarElement{GrammarElement::Kind::kRuleRef, id}};
-    }
-    if (is_name_char(c)) {
-      std::string name = parse_name();
-      count_elements(1, at);
-      return {GrammarElement{GrammarElement::Kind::kRuleRef, rule_named(name, at)}};
-    }
-    fail(std::string("unexpected character '") + c + "'");
-  }
-
-  GrammarElement class_element(std::vector<CodepointRange> ranges) {
-    g_.classes.push_back(std::move(ranges));
-    return GrammarElement{GrammarElement::Kind::kClass,
-                          static_cast<uint32_t>(g_.classes.size() - 1)};
-  }
-
-  // One code point of the text (UTF-8), or an escape. `in_class` allows the class escapes.
-  uint32_t parse_char(bool in_class) {
-    size_t at = pos_;
-    unsigned char c = static_cast<unsigned char>(peek());
-    if (c == '\\') {
-      ++pos_;
-      char e = peek();
-      ++pos_;
-      switch (e) {
-        case 'n':
-          return '\n';
-        case 'r':
-          return '\r';
-        case 't':
-          return '\t';
-        case '"':
-          return '"';
-        case '\\':
-          return '\\';
-        case '\'':
-          return '\'';
-        case 'x':
-          return parse_hex(2, at);
-        case 'u':
-          return parse_hex(4, at);
-        case 'U':
-          return parse_hex(8, at);
-        case ']':
-        case '[':
-        case '-':
-        case '^':
-        case '/':
-          if (in_class) return static_cast<unsigned char>(e);
-          break;
-        default:
-          break;
-      }
-      fail_at(at, std::string("unknown escape '\\") + (e ? std::string(1, e) : "") + "'");
-    }
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || pos_ + len > text_.size()) fail("invalid UTF-8 in grammar text");
-    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (size_t i = 1; i < len; ++i) {
-      unsigned char k = static_cast<unsigned char>(text_[pos_ + i]);
-      if ((k & 0xC0) != 0x80) fail("invalid UTF-8 in grammar text");
-      cp = (cp << 6) | (k & 0x3F);
-    }
-    pos_ += len;
-    return cp;
-  }
-
-  uint32_t parse_hex(int digits, size_t at) {
-    uint32_t v = 0;
-    for (int i = 0; i < digits; ++i) {
-      char h = peek();
-      int d = (h >= '0' && h <= '9')   ? h - '0'
-              : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-              : (h >= 'A' && h <= 'F') ? h - 'A' + 10
-                                       : -1;
-      if (d < 0) fail_at(at, "escape needs " + std::to_string(digits) + " hex digits");
-      v = v * 16 + static_cast<uint32_t>(d);
-      ++pos_;
-    }
-    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-      fail_at(at, "escape is not a Unicode scalar value");
-    }
-    return v;
-  }
-
-  GrammarSequence parse_literal() {
-    size_t at = pos_;
-    ++pos_;  // opening quote
-    std::string utf8;
-    GrammarSequence seq;
-    while (!at_end() && peek() != '"') {
-      if (peek() == '\n') fail_at(at, "string literal is not closed before the end of the line");
-      uint32_t cp = parse_char(/*in_class=*/false);
-      append_utf8(utf8, cp);
-      seq.push_back(class_element({CodepointRange{cp, cp}}));
-    }
-    if (at_end()) fail_at(at, "string literal is never closed");
+std::vector<GrammarSequence> Parser::parse_alternatives(bool nested) {
+  std::vector<GrammarSequence> alts;
+  alts.push_back(parse_sequence(nested));
+  while (peek() == '|') {
     ++pos_;
-    count_elements(seq.size(), at);
-    g_.literals.push_back(std::move(utf8));
-    return seq;
+    alts.push_back(parse_sequence(nested));
   }
+  return alts;
+}
 
-  std::vector<CodepointRange> parse_class() {
-    size_t at = pos_;
-    ++pos_;  // '['
-    bool negated = false;
-    if (peek() == '^') {
-      negated = true;
-      ++pos_;
+GrammarSequence Parser::parse_sequence(bool nested) {
+  GrammarSequence seq;
+  for (;;) {
+    skip_space();
+    if (at_end()) break;
+    char c = peek();
+    if (c == '|') break;
+    if (c == ')') {
+      if (!nested) fail("unmatched ')'");
+      break;
     }
-    std::vector<CodepointRange> ranges;
-    while (!at_end() && peek() != ']') {
-      if (peek() == '\n') fail_at(at, "character class is not closed before the end of the line");
-      uint32_t lo = parse_char(/*in_class=*/true);
-      uint32_t hi = lo;
-      if (peek() == '-' && peek(1) != ']' && pos_ + 1 < text_.size()) {
-        ++pos_;
-        hi = parse_char(/*in_class=*/true);
-        if (hi < lo) fail_at(at, "character class range is reversed");
-      }
-      ranges.push_back({lo, hi});
+    if (!nested && at_rule_start()) break;
+    size_t item_start = pos_;
+    GrammarSequence item = parse_item();
+    skip_space_inline();
+    // Postfix repetition applies to the item just parsed (a whole literal, a group, ...).
+    while (!at_end() && (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')) {
+      item = parse_repetition(std::move(item), item_start);
+      skip_space_inline();
     }
-    if (at_end()) fail_at(at, "character class is never closed");
+    seq.insert(seq.end(), item.begin(), item.end());
+  }
+  return seq;
+}
+
+GrammarSequence Parser::parse_item() {
+  char c = peek();
+  size_t at = pos_;
+  if (c == '"') return parse_literal();
+  if (c == '[') return {class_element(parse_class())};
+  if (c == '.') {
     ++pos_;
     count_elements(1, at);
-    return negated ? complement_class(normalize_class(ranges)) : normalize_class(ranges);
+    return {class_element(any_codepoint())};
   }
-
-  // `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` applied to `item` (one or more elements).
-  GrammarSequence parse_repetition(GrammarSequence item, size_t item_start) {
-    size_t at = pos_;
-    char op = peek();
+  if (c == '(') {
     ++pos_;
-    size_t min = 0, max = 0;
-    bool unbounded = false;
-    if (op == '*') {
-      unbounded = true;
-    } else if (op == '+') {
-      min = 1;
-      unbounded = true;
-    } else if (op == '?') {
-      max = 1;
-    } else {
+    auto alts = parse_alternatives(/*nested=*/true);
+    if (peek() != ')') fail_at(at, "'(' is never closed");
+    ++pos_;
+    uint32_t id = fresh_rule(at);
+    g_.rules[id].alternatives = std::move(alts);
+    count_elements(1, at);
+    return {GrammarElement{GrammarElement::Kind::kRuleRef, id}};
+  }
+  if (is_name_char(c)) {
+    std::string name = parse_name();
+    count_elements(1, at);
+    return {GrammarElement{GrammarElement::Kind::kRuleRef, rule_named(name, at)}};
+  }
+  fail(std::string("unexpected character '") + c + "'");
+}
+
+// `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` applied to `item` (one or more elements).
+GrammarSequence Parser::parse_repetition(GrammarSequence item, size_t item_start) {
+  size_t at = pos_;
+  char op = peek();
+  ++pos_;
+  size_t min = 0, max = 0;
+  bool unbounded = false;
+  if (op == '*') {
+    unbounded = true;
+  } else if (op == '+') {
+    min = 1;
+    unbounded = true;
+  } else if (op == '?') {
+    max = 1;
+  } else {
+    skip_space_inline();
+    min = parse_count(at);
+    skip_space_inline();
+    if (peek() == ',') {
+      ++pos_;
       skip_space_inline();
-      min = parse_count(at);
-      skip_space_inline();
-      if (peek() == ',') {
-        ++pos_;
-        skip_space_inline();
-        if (peek() == '}') {
-          unbounded = true;
-        } else {
-          max = parse_count(at);
-          if (max < min) fail_at(at, "repetition {m,n} has n < m");
-        }
+      if (peek() == '}') {
+        unbounded = true;
       } else {
-        max = min;
+        max = parse_count(at);
+        if (max < min) fail_at(at, "repetition {m,n} has n < m");
       }
-      skip_space_inline();
-      if (peek() != '}') fail_at(at, "repetition '{' is not closed with '}'");
-      ++pos_;
+    } else {
+      max = min;
     }
-    // Several elements (a literal) repeat as a whole: wrap them in one rule first.
-    GrammarElement unit = item.size() == 1 ? item[0] : wrap(std::move(item), item_start);
-    size_t copies = min + (unbounded ? 1 : max - min);
-    count_elements(copies * 2, at);
-    GrammarSequence out(min, unit);
-    if (unbounded) {
-      // R ::= unit R | ""
-      uint32_t r = fresh_rule(at);
-      g_.rules[r].alternatives = {{unit, GrammarElement{GrammarElement::Kind::kRuleRef, r}}, {}};
-      out.push_back(GrammarElement{GrammarElement::Kind::kRuleRef, r});
-    } else if (max > min) {
-      // Innermost first: O_1 ::= unit | "", O_k ::= unit O_{k-1} | "".
-      uint32_t inner = fresh_rule(at);
-      g_.rules[inner].alternatives = {{unit}, {}};
-      for (size_t k = 1; k < max - min; ++k) {
-        uint32_t r = fresh_rule(at);
-        g_.rules[r].alternatives = {{unit, GrammarElement{GrammarElement::Kind::kRuleRef, inner}},
-                                    {}};
-        inner = r;
-      }
-      out.push_back(GrammarElement{GrammarElement::Kind::kRuleRef, inner});
-    }
-    return out;
+    skip_space_inline();
+    if (peek() != '}') fail_at(at, "repetition '{' is not closed with '}'");
+    ++pos_;
   }
-
-  size_t parse_count(size_t at) {
-    size_t start = pos_;
-    size_t v = 0;
-    while (peek() >= '0' && peek() <= '9') {
-      v = v * 10 + static_cast<size_t>(peek() - '0');
-      if (v > limits_.max_elements) {
-        fail_at(at, "repetition count is over the limit of " +
-                        std::to_string(limits_.max_elements) + " elements");
-      }
-      ++pos_;
-    }
-    if (pos_ == start) fail_at(at, "repetition '{' needs a number");
-    return v;
-  }
-
-  GrammarElement wrap(GrammarSequence seq, size_t at) {
+  // Several elements (a literal) repeat as a whole: wrap them in one rule first.
+  GrammarElement unit = item.size() == 1 ? item[0] : wrap(std::move(item), item_start);
+  size_t copies = min + (unbounded ? 1 : max - min);
+  count_elements(copies * 2, at);
+  GrammarSequence out(min, unit);
+  if (unbounded) {
+    // R ::= unit R | ""
     uint32_t r = fresh_rule(at);
-    g_.rules[r].alternatives = {std::move(seq)};
-    return GrammarElement{GrammarElement::Kind::kRuleRef, r};
-  }
-
-  void resolve_references() {
-    for (size_t i = 0; i < g_.rules.size(); ++i) {
-      if (!defined_[i]) {
-        fail_at(first_use_[i], "rule '" + g_.rules[i].name + "' is used but never defined");
-      }
+    g_.rules[r].alternatives = {{unit, GrammarElement{GrammarElement::Kind::kRuleRef, r}}, {}};
+    out.push_back(GrammarElement{GrammarElement::Kind::kRuleRef, r});
+  } else if (max > min) {
+    // Innermost first: O_1 ::= unit | "", O_k ::= unit O_{k-1} | "".
+    uint32_t inner = fresh_rule(at);
+    g_.rules[inner].alternatives = {{unit}, {}};
+    for (size_t k = 1; k < max - min; ++k) {
+      uint32_t r = fresh_rule(at);
+      g_.rules[r].alternatives = {{unit, GrammarElement{GrammarElement::Kind::kRuleRef, inner}},
+                                  {}};
+      inner = r;
     }
-    auto root = by_name_.find("root");
-    if (root == by_name_.end()) {
-      throw StructuredError("grammar has no rule named 'root' (the start rule)", "grammar");
-    }
-    g_.root = root->second;
+    out.push_back(GrammarElement{GrammarElement::Kind::kRuleRef, inner});
   }
+  return out;
+}
 
-  std::string_view text_;
-  GbnfLimits limits_;
-  size_t pos_ = 0;
-  Grammar g_;
-  std::map<std::string, uint32_t> by_name_;
-  std::vector<bool> defined_;
-  std::vector<size_t> first_use_;
-  std::string current_rule_name_;
-  int fresh_counter_ = 0;
-  size_t elements_ = 0;
-};
+size_t Parser::parse_count(size_t at) {
+  size_t start = pos_;
+  size_t v = 0;
+  while (peek() >= '0' && peek() <= '9') {
+    v = v * 10 + static_cast<size_t>(peek() - '0');
+    if (v > limits_.max_elements) {
+      fail_at(at, "repetition count is over the limit of " + std::to_string(limits_.max_elements) +
+                      " elements");
+    }
+    ++pos_;
+  }
+  if (pos_ == start) fail_at(at, "repetition '{' needs a number");
+  return v;
+}
 
-}  // namespace
+GrammarElement Parser::wrap(GrammarSequence seq, size_t at) {
+  uint32_t r = fresh_rule(at);
+  g_.rules[r].alternatives = {std::move(seq)};
+  return GrammarElement{GrammarElement::Kind::kRuleRef, r};
+}
+
+void Parser::resolve_references() {
+  for (size_t i = 0; i < g_.rules.size(); ++i) {
+    if (!defined_[i]) {
+      fail_at(first_use_[i], "rule '" + g_.rules[i].name + "' is used but never defined");
+    }
+  }
+  auto root = by_name_.find("root");
+  if (root == by_name_.end()) {
+    throw StructuredError("grammar has no rule named 'root' (the start rule)", "grammar");
+  }
+  g_.root = root->second;
+}
+
+}  // namespace ps::gbnf_detail
+
+namespace ps {
 
 Grammar parse_gbnf(std::string_view text, const GbnfLimits& limits) {
-  Grammar g = Parser(text, limits).parse();
+  Grammar g = gbnf_detail::Parser(text, limits).parse();
   reject_left_recursion(g);
   return g;
 }

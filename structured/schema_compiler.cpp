@@ -1,3 +1,6 @@
+// The structural walk of SchemaCompiler (schema_compiler.h): keyword checks, alternatives
+// (anyOf/oneOf), enum/const and the dispatch on type, plus the helpers the compiler's files share.
+// The shared string/number/any-value rules are schema_base_rules.cpp's, $ref is schema_refs.cpp's.
 #include "structured/schema_compiler.h"
 
 #include <cmath>
@@ -68,20 +71,6 @@ const std::map<std::string, std::string> kTypeOfKeyword = {{"properties", "objec
                                                            {"exclusiveMinimum", "number"},
                                                            {"exclusiveMaximum", "number"}};
 
-std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 long non_negative_count(const SchemaJson& s, const char* key, const std::string& ptr) {
@@ -114,39 +103,6 @@ std::string alternation(const std::vector<std::string>& alts) {
   return out + ")";
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// "#/$defs/a%20b" -> the JSON pointer "/$defs/a b".
-std::string ref_pointer(const std::string& ref, const std::string& ptr) {
-  if (ref.empty() || ref[0] != '#') {
-    schema_error(child_ptr(ptr, "$ref"),
-                 "only local references ('#/$defs/...') are supported, not '" + ref + "'");
-  }
-  std::string pointer;
-  for (size_t i = 1; i < ref.size(); ++i) {
-    if (ref[i] != '%') {
-      pointer += ref[i];
-      continue;
-    }
-    int hi = i + 2 < ref.size() ? hex_digit(ref[i + 1]) : -1;
-    int lo = hi >= 0 ? hex_digit(ref[i + 2]) : -1;
-    if (lo < 0) schema_error(child_ptr(ptr, "$ref"), "bad percent-escape in '" + ref + "'");
-    pointer += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  if (!pointer.empty() && pointer[0] != '/') {
-    schema_error(child_ptr(ptr, "$ref"), "'$ref': '" + ref +
-                                             "' is not a JSON pointer ($anchor "
-                                             "names are not supported)");
-  }
-  return pointer;
-}
-
 }  // namespace
 
 bool is_annotation(const std::string& key) {
@@ -156,10 +112,6 @@ bool is_annotation(const std::string& key) {
 void schema_error(const std::string& ptr, const std::string& what) {
   throw StructuredError(what + " (at JSON pointer '" + (ptr.empty() ? "" : ptr) + "')",
                         ptr.empty() ? "/" : ptr);
-}
-
-std::string child_ptr(const std::string& ptr, const std::string& key) {
-  return ptr + "/" + escape_pointer_token(key);
 }
 
 std::string dump_json_text(const SchemaJson& v) {
@@ -212,107 +164,6 @@ std::string SchemaCompiler::compile() {
   return rules_.text();
 }
 
-// JSON string content is written as right-recursive rules that hold the closing quote, never as
-// `char*` over a separate char rule or a group: the matcher judges a token's fate from the top
-// rule frame, and a frame that ends after one character would leave every multi-character token
-// to the slow per-stack check.
-std::string SchemaCompiler::raw_chars() {
-  CharSet raw = CharSet::all().minus(CharSet::range(0, 0x1F));
-  return raw.minus(CharSet::single('"')).minus(CharSet::single('\\')).to_gbnf();
-}
-
-std::string SchemaCompiler::escape_rule() {
-  auto it = shared_.find("escape");
-  if (it != shared_.end()) return it->second;
-  // After the backslash. \u escapes stop short of surrogates: a pair would count as two
-  // characters here but as one for minLength in Python, and a lone one is not text.
-  return shared_["escape"] =
-             rules_.add("escape",
-                        "[\"\\\\/bfnrt] | \"u\" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] "
-                        "[0-9a-fA-F]{2})");
-}
-
-std::string SchemaCompiler::string_rest_rule() {
-  auto it = shared_.find("string-rest");
-  if (it != shared_.end()) return it->second;
-  std::string name = rules_.reserve("string-rest");
-  shared_["string-rest"] = name;
-  rules_.define(
-      name, raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\\\"\"");
-  return name;
-}
-
-std::string SchemaCompiler::any_chars_rule() {
-  auto it = shared_.find("chars");
-  if (it != shared_.end()) return it->second;
-  std::string name = rules_.reserve("chars");
-  shared_["chars"] = name;
-  rules_.define(name,
-                raw_chars() + " " + name + " | \"\\\\\" " + escape_rule() + " " + name + " | \"\"");
-  return name;
-}
-
-std::string SchemaCompiler::string_rule() {
-  auto it = shared_.find("string");
-  if (it != shared_.end()) return it->second;
-  return shared_["string"] = rules_.add("string", "\"\\\"\" " + string_rest_rule());
-}
-
-// A string of lo..hi characters (hi < 0: unbounded): rule c says c characters are written.
-std::string SchemaCompiler::bounded_string(long lo, long hi, const std::string& ptr) {
-  long last = hi < 0 ? lo : hi;
-  if (last > 2000) {
-    schema_error(ptr, "string lengths over 2000 are not supported (minLength/maxLength)");
-  }
-  std::string base = rule_hint(ptr) + "-len";
-  std::vector<std::string> names;
-  for (long c = 0; c <= last; ++c) names.push_back(rules_.reserve(base));
-  for (long c = 0; c <= last; ++c) {
-    if (hi < 0 && c == last) {
-      rules_.define(names[c], string_rest_rule());
-      continue;
-    }
-    std::string body;
-    if (c < last) {
-      body = raw_chars() + " " + names[c + 1] + " | \"\\\\\" " + escape_rule() + " " + names[c + 1];
-    }
-    if (c >= lo) body += std::string(body.empty() ? "" : " | ") + "\"\\\"\"";
-    rules_.define(names[c], body);
-  }
-  return "(\"\\\"\" " + names[0] + ")";
-}
-
-std::string SchemaCompiler::number_rule() {
-  auto it = shared_.find("number");
-  if (it != shared_.end()) return it->second;
-  // Exponents of up to two digits: 1e400 would parse as infinity.
-  return shared_["number"] = rules_.add(
-             "number", "\"-\"? (\"0\" | [1-9] [0-9]*) (\".\" [0-9]+)? ([eE] [-+]? [0-9]{1,2})?");
-}
-
-std::string SchemaCompiler::any_value() {
-  auto it = shared_.find("value");
-  if (it != shared_.end()) return it->second;
-  std::string value = rules_.reserve("value");
-  shared_["value"] = value;
-  std::string object = any_object();
-  std::string array = rules_.add("array", "\"[\" (" + value + " (\", \" " + value + ")*)? \"]\"");
-  rules_.define(value, object + " | " + array + " | " + string_rule() + " | " + number_rule() +
-                           " | \"true\" | \"false\" | \"null\"");
-  return value;
-}
-
-std::string SchemaCompiler::any_object() {
-  auto it = shared_.find("object");
-  if (it != shared_.end()) return it->second;
-  std::string object = rules_.reserve("object");
-  shared_["object"] = object;
-  std::string value = any_value();
-  std::string member = string_rule() + " \": \" " + value;
-  rules_.define(object, "\"{\" (" + member + " (\", \" " + member + ")*)? \"}\"");
-  return object;
-}
-
 std::string SchemaCompiler::visit(const SchemaJson& s, const std::string& ptr) {
   if (++depth_ > 200) schema_error(ptr, "schema nested too deeply (over 200 levels)");
   struct Leave {
@@ -351,37 +202,6 @@ std::string SchemaCompiler::visit(const SchemaJson& s, const std::string& ptr) {
     expr = visit_typed(s, ptr);
   }
   return rules_.add(rule_hint(ptr), expr);
-}
-
-std::string SchemaCompiler::ref_rule(const std::string& ref, const std::string& ptr) {
-  auto it = ref_rules_.find(ref);
-  if (it != ref_rules_.end()) return it->second;
-  std::string pointer = ref_pointer(ref, ptr);
-  const SchemaJson* target = nullptr;
-  try {
-    target = &root_.at(SchemaJson::json_pointer(pointer));
-  } catch (const std::exception&) {
-    schema_error(child_ptr(ptr, "$ref"), "'$ref': '" + ref + "' points at nothing in the schema");
-  }
-  std::string name = rules_.reserve(rule_hint(pointer.empty() ? "/ref-root" : pointer));
-  ref_rules_[ref] = name;
-  rules_.define(name, visit(*target, pointer));
-  return name;
-}
-
-const SchemaJson& SchemaCompiler::resolve(const SchemaJson& s, const std::string& ptr, int depth) {
-  if (depth > 32) schema_error(ptr, "'$ref' chain longer than 32 (a reference loop?)");
-  if (!s.is_object() || !s.contains("$ref")) return s;
-  if (!s["$ref"].is_string()) schema_error(child_ptr(ptr, "$ref"), "'$ref' must be a string");
-  std::string ref = s["$ref"].get<std::string>();
-  std::string pointer = ref_pointer(ref, ptr);
-  try {
-    return resolve(root_.at(SchemaJson::json_pointer(pointer)), pointer, depth + 1);
-  } catch (const StructuredError&) {
-    throw;
-  } catch (const std::exception&) {
-    schema_error(child_ptr(ptr, "$ref"), "'$ref': '" + ref + "' points at nothing in the schema");
-  }
 }
 
 std::string SchemaCompiler::visit_alternatives(const SchemaJson& s, const std::string& ptr) {

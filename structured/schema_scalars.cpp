@@ -1,6 +1,6 @@
 // The scalar schemas of SchemaCompiler (schema_compiler.h): strings (lengths, patterns,
 // formats), integers (digit-range bounds) and numbers. Split from schema_compiler.cpp, which
-// holds the structural walk (refs, alternatives, enums, objects, arrays).
+// holds the structural walk (alternatives, enums, the type dispatch).
 #include <cmath>
 #include <limits>
 

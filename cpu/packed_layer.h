@@ -1,0 +1,38 @@
+#pragma once
+// A checkpoint's weights re-laid out for ModelRunner (model_runner.h): each layer's projections
+// packed for the tuned linear kernels, the norms and biases as contiguous fp32. Internal to
+// cpu/: the packing is done once, when a ModelRunner is built (packed_layer.cpp).
+#include <memory>
+
+#include "cpu/model_runner.h"
+#include "cpu/moe_layer.h"
+#include "cpu/projection.h"
+#include "kernels/linear_tuner.h"
+#include "model/model_weights.h"
+#include "model/tensor.h"
+
+namespace ps {
+
+// Contiguous fp32 [rows, cols] (a fresh copy only when the checkpoint tensor is not already so).
+Tensor dense_f32(const Tensor& t, const char* name);
+
+// Weights re-laid out once so a step issues one product per projection: q, k and v share the
+// normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
+struct PackedLayer {
+  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
+  Projection qkv, o_proj, gate_up, down;
+  std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
+};
+
+// A checkpoint matrix, contiguous, in its own dtype (fp32, or bf16/f16 kept narrow).
+const Tensor& matrix(const Tensor& t, const char* name);
+
+// The weight in the form(s) the tuner's plan for its shape runs; narrow or quantized weights
+// are packed panels only (lowbit_weights.h).
+Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o);
+
+// A layer's weights packed, checked against the config's shapes.
+PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,
+                       const RunnerOptions& o);
+
+}  // namespace ps
