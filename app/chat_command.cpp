@@ -26,7 +26,7 @@
 namespace ps {
 namespace {
 
-const char* kUsage =
+const char* kChatUsage =
     "usage: pagedserve chat (--model DIR | --url http://HOST:PORT [--api-key KEY])\n"
     "  [--system TEXT] [--history 8 (turns kept, 0 = none)] [--temperature 0.7] [--top-p 1]\n"
     "  [--top-k 0] [--max-tokens 256] [--repetition-penalty 1] [--seed S]\n"
@@ -198,7 +198,7 @@ int chat_command(int argc, char** argv) {
         "--url, /set model NAME picks one the server serves");
   }
   if (flags.on("help")) {
-    std::fputs(kUsage, stdout);
+    std::fputs(kChatUsage, stdout);
     std::fputs(ChatSession::help(), stdout);
     return 0;
   }

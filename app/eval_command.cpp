@@ -18,7 +18,7 @@
 namespace ps {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kEvalUsage =
     "usage: pagedserve-train eval [--model DIR] [--data FILE.jsonl[,FILE2.jsonl...]]\n"
     "  [--limit N] [--max-tokens 128] [--show N] [--naive] [engine flags]\n"
     "  Greedy replies to each file's questions; prints exact match and character similarity\n"
@@ -105,7 +105,7 @@ int eval_command(int argc, char** argv) {
   std::set<std::string> switches = {"naive", "help"};
   Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
-    std::fputs(kUsage, stdout);
+    std::fputs(kEvalUsage, stdout);
     return 0;
   }
   if (!flags.positional().empty()) {

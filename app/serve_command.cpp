@@ -27,7 +27,7 @@
 namespace ps {
 namespace {
 
-const char* kUsage =
+const char* kServeUsage =
     "usage: pagedserve serve --model DIR|ORG/NAME [--revision main] [--host 127.0.0.1]\n"
     "  [--port 8000] (ORG/NAME: a model in the local Hugging Face cache, never downloaded)\n"
     "  [--api-key KEY (or env PAGEDSERVE_API_KEY)] [--served-model-name NAME]\n"
@@ -122,7 +122,7 @@ int serve_command(int argc, char** argv) {
   const std::vector<LoraModuleFlag> lora_modules = take_lora_modules(argc, argv, 2);
   Flags flags = engine_command_flags(argc, argv, 2, valued, switches);
   if (flags.on("help")) {
-    std::fputs(kUsage, stdout);
+    std::fputs(kServeUsage, stdout);
     return 0;
   }
   if (!flags.positional().empty()) {

@@ -10,7 +10,7 @@
 namespace ps {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kTrainTinyUsage =
     "usage: pagedserve-train train-tiny --data FILE.jsonl --out DIR [flags]\n"
     "  trains a Qwen3-layout chat model on CPU and writes a model directory the server loads.\n"
     "  A checkpoint is kept in DIR.checkpoint.pt (or --checkpoint FILE); running the same\n"
@@ -44,11 +44,11 @@ int train_tiny_command(int argc, char** argv) {
                           "init-from"},
           {"fresh", "help"});
   if (f.on("help")) {
-    std::fputs(kUsage, stdout);
+    std::fputs(kTrainTinyUsage, stdout);
     return 0;
   }
   if (!f.has("data") || !f.has("out")) {
-    std::fputs(kUsage, stderr);
+    std::fputs(kTrainTinyUsage, stderr);
     throw UsageError("--data and --out are required");
   }
   if (!f.positional().empty()) throw UsageError("unexpected argument '" + f.positional()[0] + "'");

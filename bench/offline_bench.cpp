@@ -6,16 +6,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/bench_clock.h"
 #include "engine/lora_registry.h"
 
 namespace ps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double secs(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using Clock = BenchClock;
 
 struct Timing {
   double ttft_s = 0, tpot_s = 0;

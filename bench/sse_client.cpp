@@ -10,10 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-double secs(BenchClock::time_point a, BenchClock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 void set_timeouts(httplib::Client& cli, double timeout_s) {
   const auto sec = static_cast<time_t>(timeout_s);
   const auto usec = static_cast<time_t>((timeout_s - static_cast<double>(sec)) * 1e6);

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace ps {
+#include "bench/bench_clock.h"
 
-using BenchClock = std::chrono::steady_clock;
+namespace ps {
 
 struct RequestRecord {
   bool ok = false;

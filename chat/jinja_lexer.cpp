@@ -16,7 +16,7 @@ TemplateError::TemplateError(int line, int column, const std::string& message)
 
 namespace {
 
-bool is_ws(char c) {
+bool is_python_whitespace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
@@ -38,7 +38,7 @@ std::string normalize(const std::string& source, bool keep_trailing_newline) {
 
 std::string rstrip_ws(const std::string& s) {
   size_t e = s.size();
-  while (e > 0 && is_ws(s[e - 1])) --e;
+  while (e > 0 && is_python_whitespace(s[e - 1])) --e;
   return s.substr(0, e);
 }
 
@@ -118,7 +118,7 @@ class Lexer {
   // newline (block and comment tags only).
   size_t after_close(size_t end, char sign, bool block_like) const {
     if (sign == '-') {
-      while (end < src_.size() && is_ws(src_[end])) ++end;
+      while (end < src_.size() && is_python_whitespace(src_[end])) ++end;
     } else if (sign != '+' && block_like && opt_.trim_blocks && end < src_.size() &&
                src_[end] == '\n') {
       ++end;
@@ -136,13 +136,13 @@ class Lexer {
 
   static bool word_at(const std::string& s, size_t& p, const char* word) {
     size_t q = p;
-    while (q < s.size() && is_ws(s[q])) ++q;
+    while (q < s.size() && is_python_whitespace(s[q])) ++q;
     size_t n = std::char_traits<char>::length(word);
     if (s.compare(q, n, word) != 0) return false;
     q += n;
     if (q < s.size() && (std::isalnum(static_cast<unsigned char>(s[q])) || s[q] == '_'))
       return false;
-    while (q < s.size() && is_ws(s[q])) ++q;
+    while (q < s.size() && is_python_whitespace(s[q])) ++q;
     p = q;
     return true;
   }
@@ -186,7 +186,7 @@ class Lexer {
     push(variable ? TokenType::kVariableBegin : TokenType::kBlockBegin, "", at);
     std::vector<char> balance;
     while (true) {
-      while (p < src_.size() && is_ws(src_[p])) ++p;
+      while (p < src_.size() && is_python_whitespace(src_[p])) ++p;
       if (p >= src_.size())
         fail(at, variable ? "unexpected end of template, expected '}}'"
                           : "unexpected end of template, expected '%}'");

@@ -1,4 +1,5 @@
 #include "chat/reasoning_parser.h"
+#include "chat/json_whitespace.h"
 
 #include <algorithm>
 
@@ -9,17 +10,13 @@ namespace {
 constexpr std::string_view kOpen = "<think>";
 constexpr std::string_view kClose = "</think>";
 
-bool is_ws(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
-
 bool only_ws(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), is_ws);
+  return std::all_of(s.begin(), s.end(), is_json_whitespace);
 }
 
 size_t skip_ws(std::string_view s) {
   size_t i = 0;
-  while (i < s.size() && is_ws(s[i])) ++i;
+  while (i < s.size() && is_json_whitespace(s[i])) ++i;
   return i;
 }
 

@@ -8,32 +8,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/json_whitespace.h"
 #include "chat/tool_call_tags.h"
 
 namespace ps::chat {
 
 namespace {
 
-bool is_ws(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
-
 // s is white space followed by a proper prefix of `tag` (or by nothing): it may still become
 // "separator + tag", so it is held back.
 bool may_become(std::string_view s, std::string_view tag) {
   size_t i = 0;
-  while (i < s.size() && is_ws(s[i])) ++i;
+  while (i < s.size() && is_json_whitespace(s[i])) ++i;
   std::string_view rest = s.substr(i);
   return rest.size() < tag.size() && tag.substr(0, rest.size()) == rest;
 }
 
 bool all_ws(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), is_ws);
+  return std::all_of(s.begin(), s.end(), is_json_whitespace);
 }
 
 bool ends_with_tag(std::string_view s, std::string_view tag) {
   size_t i = 0;
-  while (i < s.size() && is_ws(s[i])) ++i;
+  while (i < s.size() && is_json_whitespace(s[i])) ++i;
   return s.substr(i) == tag;
 }
 
@@ -76,7 +73,7 @@ void ToolCallParser::step(char c, ToolStreamDelta& out) {
     case State::kBetween:
       return content_char(c, out);
     case State::kOpen:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (format_ == ToolCallFormat::kMistral && !list_open_) {
         if (c != '[') return fail_call(out);
         list_open_ = true;
@@ -85,7 +82,7 @@ void ToolCallParser::step(char c, ToolStreamDelta& out) {
       if (c != '{') return fail_call(out);
       return open_object();
     case State::kKeyOrEnd:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (c == '}') return end_object(out);
       if (c != '"') return fail_call(out);
       key_ = "\"";
@@ -103,12 +100,12 @@ void ToolCallParser::step(char c, ToolStreamDelta& out) {
       }
       return;
     case State::kColon:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (c != ':') return fail_call(out);
       state_ = State::kValueStart;
       return;
     case State::kValueStart:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (c == ',' || c == '}' || c == ']' || c == ':') return fail_call(out);
       value_.clear();
       depth_ = 0;
@@ -122,7 +119,7 @@ void ToolCallParser::step(char c, ToolStreamDelta& out) {
     case State::kValue:
       return value_char(c, out);
     case State::kCommaOrEnd:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (c == ',') {
         state_ = State::kKeyOrEnd;
         return;
@@ -191,7 +188,7 @@ bool ToolCallParser::arguments_key() const {
 
 void ToolCallParser::value_char(char c, ToolStreamDelta& out) {
   if (value_kind_ == ValueKind::kScalar && depth_ == 0 &&
-      (is_ws(c) || c == ',' || c == '}' || c == ']')) {
+      (is_json_whitespace(c) || c == ',' || c == '}' || c == ']')) {
     // The character after a number/true/false/null ends it and belongs to what follows.
     call_raw_.pop_back();
     end_value(out);
@@ -281,7 +278,7 @@ void ToolCallParser::after_object_char(char c, ToolStreamDelta& out) {
       }
       return;
     case ToolCallFormat::kLlama3Json:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (c == ';') {
         call_raw_ = ";";
         return begin_call();
@@ -292,7 +289,7 @@ void ToolCallParser::after_object_char(char c, ToolStreamDelta& out) {
       out.content += c;
       return;
     case ToolCallFormat::kMistral:
-      if (is_ws(c)) return;
+      if (is_json_whitespace(c)) return;
       if (c == ',') {
         call_raw_ = ",";
         return begin_call();

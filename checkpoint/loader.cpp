@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/safetensors_reader.h"
+#include "checkpoint/tensor_errors.h"
 #include "kernels/parallel_for.h"
 #include "model/half_bits.h"
 #include "model/model_weights.h"
@@ -24,11 +25,6 @@ using json = nlohmann::json;
 
 constexpr const char* kSingleFile = "model.safetensors";
 constexpr const char* kIndexFile = "model.safetensors.index.json";
-
-[[noreturn]] void fail_tensor(const std::string& file, const std::string& tensor,
-                              const std::string& message) {
-  throw std::runtime_error(file + ": tensor '" + tensor + "': " + message);
-}
 
 // The safetensors files of a checkpoint and which one holds each tensor.
 class CheckpointFiles {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/tensor_errors.h"
 #include "model/shape_string.h"
 
 namespace ps {
@@ -50,11 +51,6 @@ const DtypeInfo& info(SafetensorsDtype dtype) {
 
 [[noreturn]] void fail(const std::string& origin, const std::string& message) {
   throw std::runtime_error(origin + ": " + message);
-}
-
-[[noreturn]] void fail_tensor(const std::string& origin, const std::string& name,
-                              const std::string& message) {
-  throw std::runtime_error(origin + ": tensor '" + name + "': " + message);
 }
 
 uint64_t get_u64(const json& v, const std::string& origin, const std::string& name,

@@ -16,7 +16,7 @@ namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 // The trainer puts the special tokens first, in this order.
 constexpr const char* kEndOfText = "<|endoftext|>";  // id 0, also padding
@@ -78,8 +78,8 @@ std::vector<size_t> shard_starts(const std::vector<SafetensorsEntry>& entries, i
   return starts;
 }
 
-json tokenizer_config(const ModelConfig& c) {
-  json added = json::object();
+ordered_json tokenizer_config(const ModelConfig& c) {
+  ordered_json added = ordered_json::object();
   const char* specials[] = {kEndOfText, kImStart, kImEnd};
   for (int32_t id = 0; id < kSpecialCount; ++id) {
     added[std::to_string(id)] = {{"content", specials[id]}, {"lstrip", false},
@@ -129,7 +129,7 @@ void write_weights(const fs::path& dir, const ModelConfig& c, const TinyModelOpt
   }
   fs::remove(dir / "model.safetensors", ec);
   const std::vector<size_t> starts = shard_starts(entries, o.shards);
-  json weight_map = json::object();
+  ordered_json weight_map = ordered_json::object();
   uint64_t total = 0;
   for (size_t s = 0; s < starts.size(); ++s) {
     const size_t end = s + 1 < starts.size() ? starts[s + 1] : entries.size();
@@ -143,7 +143,7 @@ void write_weights(const fs::path& dir, const ModelConfig& c, const TinyModelOpt
       total += e.data.size();
     }
   }
-  const json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
+  const ordered_json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
   write_text(dir / "model.safetensors.index.json", index.dump(2) + "\n");
 }
 
@@ -182,10 +182,10 @@ void write_tiny_model(const std::string& dir_name, const TinyModelOptions& optio
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error(dir_name + ": cannot create directory: " + ec.message());
 
-  json config = json::parse(c.to_json());
+  ordered_json config = ordered_json::parse(c.to_json());
   config["torch_dtype"] = torch_dtype_name(options.dtype);
   write_text(dir / "config.json", config.dump(2) + "\n");
-  const json generation = {
+  const ordered_json generation = {
       {"bos_token_id", c.bos_token_id}, {"eos_token_id", c.eos_token_ids}, {"do_sample", false}};
   write_text(dir / "generation_config.json", generation.dump(2) + "\n");
 

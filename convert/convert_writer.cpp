@@ -13,7 +13,7 @@ namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 void write_text(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
@@ -75,13 +75,13 @@ void write_checkpoint(const std::string& dir_name, const ModelWeights& weights, 
   }
 
   const ModelConfig& c = weights.config;
-  json config = json::parse(c.to_json());
+  ordered_json config = ordered_json::parse(c.to_json());
   config["torch_dtype"] = dtype == WeightDtype::kBF16  ? "bfloat16"
                           : dtype == WeightDtype::kF16 ? "float16"
                                                        : "float32";
   write_text(dir / "config.json", config.dump(2) + "\n");
   if (!copied_generation_config) {
-    json gen = {{"do_sample", false}};
+    ordered_json gen = {{"do_sample", false}};
     if (c.bos_token_id >= 0) gen["bos_token_id"] = c.bos_token_id;
     if (!c.eos_token_ids.empty()) gen["eos_token_id"] = c.eos_token_ids;
     write_text(dir / "generation_config.json", gen.dump(2) + "\n");

@@ -1,4 +1,5 @@
 #include "model/model_config.h"
+#include "model/config_json.h"
 
 #include <charconv>
 #include <cmath>
@@ -17,9 +18,7 @@ namespace {
 
 using json = nlohmann::json;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& message) {
-  throw std::runtime_error(origin + ": " + message);
-}
+using config_json::fail;
 
 json parse_json_text(const std::string& text, const std::string& origin) {
   try {
@@ -39,9 +38,7 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
-bool has(const json& j, const char* key) {
-  return j.contains(key) && !j.at(key).is_null();
-}
+using config_json::has;
 
 // Integers in HF configs are sometimes written as 4096.0; accept any integral number.
 int32_t as_int(const json& v, const char* key, const std::string& origin) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/config_json.h"
 #include "model/model_config.h"
 
 namespace ps {
@@ -13,13 +14,9 @@ namespace {
 
 using json = nlohmann::json;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& message) {
-  throw std::runtime_error(origin + ": " + message);
-}
+using config_json::fail;
 
-bool has(const json& j, const char* key) {
-  return j.contains(key) && !j.at(key).is_null();
-}
+using config_json::has;
 
 int32_t int_field(const json& j, const char* key, const std::string& origin) {
   const json& v = j.at(key);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/config_json.h"
 #include "model/model_config.h"
 
 namespace ps {
@@ -16,9 +17,7 @@ using json = nlohmann::json;
 
 constexpr double kPi = 3.14159265358979323846;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& message) {
-  throw std::runtime_error(origin + ": " + message);
-}
+using config_json::fail;
 
 struct TypeName {
   RopeType type;

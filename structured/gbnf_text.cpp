@@ -140,4 +140,14 @@ std::string GbnfRules::text() const {
   return out;
 }
 
+std::string gbnf_group(const std::vector<std::string>& alts) {
+  std::string out = "(";
+  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
+  return out + ")";
+}
+
+std::string gbnf_alternatives(const std::vector<std::string>& alts) {
+  return alts.size() == 1 ? alts[0] : gbnf_group(alts);
+}
+
 }  // namespace ps

@@ -17,6 +17,11 @@ std::string gbnf_literal_code_point(uint32_t c);
 // One member of a `[...]` class, escaped where the class syntax needs it.
 std::string gbnf_class_char(uint32_t c);
 
+// "(a | b | c)": the alternatives as one parenthesized group (also for one alternative).
+std::string gbnf_group(const std::vector<std::string>& alts);
+// As gbnf_group, except that a single alternative is returned as it is.
+std::string gbnf_alternatives(const std::vector<std::string>& alts);
+
 // Decodes one UTF-8 code point at `pos` (advancing it); throws std::invalid_argument on bad UTF-8.
 uint32_t decode_utf8(std::string_view s, size_t& pos);
 std::string encode_utf8(uint32_t c);

@@ -3,6 +3,7 @@
 // runs in between, and 00..0 up to hi's tail; different lengths split at the powers of ten.
 
 #include "structured/integer_range.h"
+#include "structured/gbnf_text.h"
 
 #include <stdexcept>
 #include <string>
@@ -85,13 +86,6 @@ void unsigned_range(uint64_t lo, std::optional<uint64_t> hi, std::vector<std::st
   }
 }
 
-std::string alternation(const std::vector<std::string>& alts) {
-  if (alts.size() == 1) return "(" + alts[0] + ")";
-  std::string out = "(";
-  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-  return out + ")";
-}
-
 uint64_t magnitude(int64_t v) {
   return v < 0 ? 0 - static_cast<uint64_t>(v) : v;
 }
@@ -109,7 +103,7 @@ std::string integer_range_gbnf(std::optional<int64_t> lo, std::optional<int64_t>
     if (lo) to = magnitude(*lo);
     std::vector<std::string> neg;
     unsigned_range(from, to, neg);
-    alts.push_back("\"-\" " + alternation(neg));
+    alts.push_back("\"-\" " + gbnf_group(neg));
   }
   // The non-negative side: [max(0, lo), hi].
   if (!hi || *hi >= 0) {
@@ -118,7 +112,7 @@ std::string integer_range_gbnf(std::optional<int64_t> lo, std::optional<int64_t>
     if (hi) to = static_cast<uint64_t>(*hi);
     unsigned_range(from, to, alts);
   }
-  return alternation(alts);
+  return gbnf_group(alts);
 }
 
 }  // namespace ps

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "structured/gbnf_text.h"
 #include "structured/integer_range.h"
 
 namespace ps {
@@ -38,12 +39,6 @@ void magnitudes(NumberBound lower, std::optional<NumberBound> upper,
   }
 }
 
-std::string alternation(const std::vector<std::string>& alts) {
-  std::string out = "(";
-  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-  return out + ")";
-}
-
 }  // namespace
 
 std::string number_range_gbnf(std::optional<NumberBound> lo, std::optional<NumberBound> hi) {
@@ -65,10 +60,10 @@ std::string number_range_gbnf(std::optional<NumberBound> lo, std::optional<Numbe
     if (lo) upper = NumberBound{-lo->value, lo->exclusive};
     std::vector<std::string> neg;
     magnitudes(lower, upper, neg);
-    if (!neg.empty()) alts.push_back("\"-\" " + alternation(neg));
+    if (!neg.empty()) alts.push_back("\"-\" " + gbnf_group(neg));
   }
   if (alts.empty()) throw std::invalid_argument("no number lies between the bounds");
-  return alternation(alts);
+  return gbnf_group(alts);
 }
 
 }  // namespace ps

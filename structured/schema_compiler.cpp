@@ -8,6 +8,7 @@
 
 #include "structured/char_set.h"
 #include "structured/constraint_spec.h"
+#include "structured/gbnf_text.h"
 #include "structured/integer_range.h"
 #include "structured/json_formats.h"
 #include "structured/number_range.h"
@@ -94,16 +95,7 @@ std::string rule_hint(const std::string& ptr) {
   return h;
 }
 
-namespace {
-
-std::string alternation(const std::vector<std::string>& alts) {
-  if (alts.size() == 1) return alts[0];
-  std::string out = "(";
-  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-  return out + ")";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool is_annotation(const std::string& key) {
   return kAnnotations.count(key) != 0;
@@ -245,7 +237,7 @@ std::string SchemaCompiler::visit_alternatives(const SchemaJson& s, const std::s
   for (size_t i = 0; i < merged.size(); ++i) {
     alts.push_back(visit(merged[i], child_ptr(child_ptr(ptr, key), std::to_string(i))));
   }
-  return alternation(alts);
+  return gbnf_alternatives(alts);
 }
 
 std::string SchemaCompiler::visit_enum(const SchemaJson& s, const std::string& ptr) {
@@ -283,7 +275,7 @@ std::string SchemaCompiler::visit_enum(const SchemaJson& s, const std::string& p
     alts.push_back(gbnf_literal(dump_json_text(v)));
   }
   if (alts.empty()) schema_error(ptr, "no value of 'enum'/'const' fits the schema's 'type'");
-  return alternation(alts);
+  return gbnf_alternatives(alts);
 }
 
 std::string SchemaCompiler::visit_typed(const SchemaJson& s, const std::string& ptr) {
@@ -312,7 +304,7 @@ std::string SchemaCompiler::visit_typed(const SchemaJson& s, const std::string& 
     if (name == "boolean") alts.push_back("(\"true\" | \"false\")");
     if (name == "null") alts.push_back("\"null\"");
   }
-  return alternation(alts);
+  return gbnf_alternatives(alts);
 }
 
 }  // namespace ps

@@ -5,14 +5,13 @@
 #include <stdexcept>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/json_steps.h"
 #include "tokenizer/normalizer.h"
 
 namespace ps {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
+using json_steps::fail;
 
 bool flag(const nlohmann::json& j, const char* key, const std::string& origin,
           const std::string& where) {

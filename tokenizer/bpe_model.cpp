@@ -9,13 +9,12 @@
 #include <stdexcept>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/json_steps.h"
 
 namespace ps {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
+using json_steps::fail;
 
 // Words longer than this are rare (long CJK runs, base64); caching them only evicts useful ones.
 constexpr size_t kMaxCachedWordBytes = 128;

@@ -10,6 +10,7 @@
 #include "tokenizer/bpe_model.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/decoder.h"
+#include "tokenizer/json_steps.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizer.h"
@@ -17,9 +18,7 @@
 namespace ps {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw std::runtime_error(origin + ": " + what);
-}
+using json_steps::fail;
 
 std::string read_file(const std::string& path, const char* what_to_check) {
   std::ifstream in(path, std::ios::binary);
