@@ -29,7 +29,7 @@ const char* object_name(Endpoint e, bool chunk) {
   return chunk ? "chat.completion.chunk" : "chat.completion";
 }
 
-// Chat format: {"content": [{token, logprob, bytes, top_logprobs: [...]}]}.
+// Chat format: {"content": [{token, logprob, bytes, top_logprobs: [...]}], "refusal": null}.
 json chat_logprobs(const std::vector<TokenLogprob>& lps, const TokenBytes& bytes) {
   json content = json::array();
   for (const auto& lp : lps) {
@@ -44,7 +44,8 @@ json chat_logprobs(const std::vector<TokenLogprob>& lps, const TokenBytes& bytes
                        {"bytes", byte_list(b)},
                        {"top_logprobs", std::move(top)}});
   }
-  return {{"content", std::move(content)}};
+  // refusal: null, as OpenAI sends it (its OpenAPI document requires the field).
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
 // Legacy completions format: parallel lists, top_logprobs as {token: logprob} maps.

@@ -113,6 +113,9 @@ TEST(OpenAiResponse, ChatLogprobsCarryBytes) {
   ChoiceOutput c{0, "", {a}, "stop"};
   json j = completion_body(meta(Endpoint::kChat), {c}, {}, true, bytes_of);
   const json& lp = j["choices"][0]["logprobs"]["content"][0];
+  // refusal: null beside content, as OpenAI's schema for chat logprobs requires.
+  ASSERT_TRUE(j["choices"][0]["logprobs"].contains("refusal"));
+  EXPECT_TRUE(j["choices"][0]["logprobs"]["refusal"].is_null());
   EXPECT_EQ(lp["bytes"], json::array({0x80}));
   EXPECT_EQ(lp["logprob"], -9999.0);  // JSON has no -inf
   EXPECT_EQ(lp["top_logprobs"][0]["token"], "c");
