@@ -22,6 +22,7 @@
 #include "api/http_reply.h"
 #include "api/http_server_impl.h"
 #include "api/lora_admin.h"
+#include "api/messages_handler.h"
 #include "http/edge_server.h"
 #include "http/static_page.h"
 #include "metrics/metrics_text.h"
@@ -111,7 +112,7 @@ void HttpServer::Impl::setup() {
         // writes `res` as it is here, so the status and body must be set, not just returned.
         uint64_t len = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
         if (len <= options.max_body_bytes) return 100;
-        send_error(res, body_too_large(len));
+        send_route_error(req, res, body_too_large(len));
         return 413;
       });
   server.set_pre_routing_handler(
@@ -130,7 +131,7 @@ void HttpServer::Impl::setup() {
       e.message = "bad request (HTTP " + std::to_string(res.status) + ")";
       if (res.status >= 500) e.type = "server_error";
     }
-    send_error(res, e);
+    send_route_error(req, res, e);
   });
   server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
@@ -148,7 +149,7 @@ void HttpServer::Impl::setup() {
         e.status = 500;
         e.type = "server_error";
         e.message = "internal error: " + what;
-        send_error(res, e);
+        send_route_error(req, res, e);
       });
   server.set_logger([this](const httplib::Request&, const httplib::Response& res) {
     counters.count(res.status);
@@ -166,6 +167,13 @@ void HttpServer::Impl::setup() {
   post("/v1/completions",
        [this](const httplib::Request& req, const std::string& body, httplib::Response& res) {
          handle_completion(ctx(), Endpoint::kCompletion, req, body, res);
+       });
+  // Anthropic's Messages API, translated onto the chat route's pipeline.
+  post("/v1/messages", [this](const httplib::Request& req, const std::string& body,
+                              httplib::Response& res) { handle_messages(ctx(), req, body, res); });
+  post("/v1/messages/count_tokens",
+       [this](const httplib::Request&, const std::string& body, httplib::Response& res) {
+         handle_count_tokens(*ctx(), body, res);
        });
   post("/v1/load_lora_adapter",
        [this](const httplib::Request&, const std::string& body, httplib::Response& res) {
@@ -197,7 +205,8 @@ httplib::Server::HandlerResponse HttpServer::Impl::pre_route(const httplib::Requ
     res.set_header("Allow", "GET, POST, OPTIONS");
     if (cors) {
       res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+      res.set_header("Access-Control-Allow-Headers",
+                     "Authorization, Content-Type, x-api-key, anthropic-version");
       res.set_header("Access-Control-Max-Age", "600");
     }
     return R::Handled;
@@ -206,24 +215,30 @@ httplib::Server::HandlerResponse HttpServer::Impl::pre_route(const httplib::Requ
   const bool keyed_route =
       req.path.rfind("/v1", 0) == 0 || (options.key_for_health_metrics && probe);
   if (!options.api_key.empty() && keyed_route) {
+    // OpenAI clients send `Authorization: Bearer KEY`; Anthropic's send `x-api-key: KEY`.
     std::string auth = req.get_header_value("Authorization");
-    if (!same_secret(auth, "Bearer " + options.api_key)) {
+    std::string x_api_key = req.get_header_value("x-api-key");
+    if (!same_secret(auth, "Bearer " + options.api_key) &&
+        !(req.has_header("x-api-key") && same_secret(x_api_key, options.api_key))) {
       ApiError e;
       e.status = 401;
       e.code = "invalid_api_key";
-      e.message = auth.empty() ? "missing API key: send the header 'Authorization: Bearer KEY'"
-                               : "incorrect API key provided";
-      send_error(res, e);
+      e.message = auth.empty() && x_api_key.empty()
+                      ? "missing API key: send the header 'Authorization: Bearer KEY' (or "
+                        "'x-api-key: KEY')"
+                      : "incorrect API key provided";
+      send_route_error(req, res, e);
       return R::Handled;
     }
   }
   if (needs_model(req.path)) {
     if (shutting_down.load()) {
-      send_error(res, unavailable("the server is shutting down", "shutting_down"));
+      send_route_error(req, res, unavailable("the server is shutting down", "shutting_down"));
       return R::Handled;
     }
     if (!ctx()) {
-      send_error(res, unavailable("the model is still loading; retry shortly", "loading"));
+      send_route_error(req, res,
+                       unavailable("the model is still loading; retry shortly", "loading"));
       return R::Handled;
     }
   }

@@ -16,6 +16,7 @@
 
 #include "api/http_reply.h"
 #include "api/http_server.h"
+#include "api/messages_handler.h"
 #include "http/edge_server.h"
 #include "metrics/metrics_text.h"
 #include "openai/api_error.h"
@@ -62,7 +63,9 @@ struct HttpServer::Impl {
                   });
                   if (!read)
                     return;  // httplib has set the status (413 past its own cap, 400 otherwise)
-                  if (total > options.max_body_bytes) return send_error(res, body_too_large(total));
+                  if (total > options.max_body_bytes) {
+                    return send_route_error(req, res, body_too_large(total));
+                  }
                   fn(req, body, res);
                 });
   }

@@ -68,6 +68,8 @@ breaks http_model http/sse.cpp '#include "cpu/model_runner.h"' "api/ includes th
 breaks openai_model openai/json_fields.cpp '#include "model/model_config.h"' "api/ includes the model stack"
 breaks http_up http/sse.cpp '#include "openai/api_error.h"' "http/ includes a layer above it"
 breaks openai_http openai/json_fields.cpp '#include "http/sse.h"' "openai/ includes HTTP or the server"
+breaks anthropic_engine anthropic/messages_request.cpp '#include "engine/engine.h"' \
+  "anthropic/ includes HTTP, the engine or the server"
 breaks metrics_up metrics/metrics_text.cpp '#include "api/http_server.h"' \
   "metrics/ includes a layer above it"
 breaks api_other api/lora_admin.cpp '#include "kvcache/block_manager.h"' \
