@@ -7,29 +7,9 @@
 
 #include "structured/codepoint_class.h"
 #include "structured/gbnf_parser_internal.h"
+#include "structured/gbnf_text.h"
 
 namespace ps::gbnf_detail {
-namespace {
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-}  // namespace
 
 GrammarElement Parser::class_element(std::vector<CodepointRange> ranges) {
   g_.classes.push_back(std::move(ranges));
@@ -113,7 +93,7 @@ GrammarSequence Parser::parse_literal() {
   while (!at_end() && peek() != '"') {
     if (peek() == '\n') fail_at(at, "string literal is not closed before the end of the line");
     uint32_t cp = parse_char(/*in_class=*/false);
-    append_utf8(utf8, cp);
+    utf8 += encode_utf8(cp);
     seq.push_back(class_element({CodepointRange{cp, cp}}));
   }
   if (at_end()) fail_at(at, "string literal is never closed");
