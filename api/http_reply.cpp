@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "anthropic/messages_response.h"
 #include "http/sse.h"
 #include "openai/openai_response.h"
 
@@ -12,9 +13,26 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.set_content(dump_json(body), "application/json");
 }
 
-void send_error(httplib::Response& res, const ApiError& error) {
+namespace {
+
+void send_error_body(httplib::Response& res, const ApiError& error, const nlohmann::json& body) {
   if (error.retry_after_s > 0) res.set_header("Retry-After", std::to_string(error.retry_after_s));
-  send_json(res, error.status, error_json(error));
+  send_json(res, error.status, body);
+}
+
+}  // namespace
+
+void send_error(httplib::Response& res, const ApiError& error) {
+  send_error_body(res, error, error_json(error));
+}
+
+void send_anthropic_error(httplib::Response& res, const ApiError& error) {
+  send_error_body(res, error, anthropic::error_body(error));
+}
+
+void send_route_error(const httplib::Request& req, httplib::Response& res, const ApiError& error) {
+  if (req.path.rfind("/v1/messages", 0) == 0) return send_anthropic_error(res, error);
+  send_error(res, error);
 }
 
 }  // namespace ps

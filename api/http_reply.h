@@ -1,17 +1,25 @@
 #pragma once
-// Writing JSON bodies and OpenAI error bodies onto an httplib response.
+// Writing JSON bodies and error bodies onto an httplib response: OpenAI's shape, Anthropic's
+// (the /v1/messages routes), or the one the request's path belongs to.
 #include <nlohmann/json.hpp>
 
 #include "openai/api_error.h"
 
 namespace httplib {
+struct Request;
 struct Response;
-}
+}  // namespace httplib
 
 namespace ps {
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& body);
 // The OpenAI error body, plus Retry-After when the error carries one.
 void send_error(httplib::Response& res, const ApiError& error);
+// Anthropic's error body {"type": "error", "error": {...}}, plus Retry-After likewise.
+void send_anthropic_error(httplib::Response& res, const ApiError& error);
+// An error answered before or outside a route's handler (auth, not ready, no route, body too
+// large) in the shape of the API the path belongs to: Anthropic's under /v1/messages, else
+// OpenAI's.
+void send_route_error(const httplib::Request& req, httplib::Response& res, const ApiError& error);
 
 }  // namespace ps

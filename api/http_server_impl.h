@@ -16,7 +16,6 @@
 
 #include "api/http_reply.h"
 #include "api/http_server.h"
-#include "api/messages_handler.h"
 #include "http/edge_server.h"
 #include "metrics/metrics_text.h"
 #include "openai/api_error.h"

@@ -49,31 +49,26 @@ class MessagesStream final : public StreamedReply {
   MessageStream events_;
 };
 
-void send_messages_error(httplib::Response& res, const ApiError& e) {
-  if (e.retry_after_s > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s));
-  send_json(res, e.status, anthropic::error_body(e));
-}
-
 }  // namespace
 
 void handle_messages(std::shared_ptr<const ServingContext> ctx, const httplib::Request& req,
                      const std::string& body, httplib::Response& res) {
   auto chat = anthropic::translate_messages_request(body, anthropic::MessagesRoute::kCreate);
-  if (auto* e = std::get_if<ApiError>(&chat)) return send_messages_error(res, *e);
+  if (auto* e = std::get_if<ApiError>(&chat)) return send_anthropic_error(res, *e);
   auto prepared = prepare(*ctx, Endpoint::kChat, std::get<nlohmann::json>(chat).dump());
-  if (auto* e = std::get_if<ApiError>(&prepared)) return send_messages_error(res, *e);
+  if (auto* e = std::get_if<ApiError>(&prepared)) return send_anthropic_error(res, *e);
   Prepared& p = std::get<Prepared>(prepared);
   p.meta.id = anthropic::new_message_id();
 
   ChoiceStreams streams;
   if (auto e = streams.submit(*ctx->engine, std::move(p.requests))) {
-    return send_messages_error(res, *e);
+    return send_anthropic_error(res, *e);
   }
   ConnectionWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
 
   if (!p.stream) {
     auto whole = collect_whole(*ctx, p, streams, watch);
-    if (auto* e = std::get_if<ApiError>(&whole)) return send_messages_error(res, *e);
+    if (auto* e = std::get_if<ApiError>(&whole)) return send_anthropic_error(res, *e);
     if (std::holds_alternative<PeerGone>(whole)) {
       res.status = 499;  // nobody reads it; the streams are cancelled as we return
       return;
@@ -90,19 +85,14 @@ void handle_messages(std::shared_ptr<const ServingContext> ctx, const httplib::R
 void handle_count_tokens(const ServingContext& ctx, const std::string& body,
                          httplib::Response& res) {
   auto chat = anthropic::translate_messages_request(body, anthropic::MessagesRoute::kCountTokens);
-  if (auto* e = std::get_if<ApiError>(&chat)) return send_messages_error(res, *e);
+  if (auto* e = std::get_if<ApiError>(&chat)) return send_anthropic_error(res, *e);
   auto parsed =
       parse_openai_request(std::get<nlohmann::json>(chat).dump(), Endpoint::kChat, ctx.limits);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return send_messages_error(res, *e);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return send_anthropic_error(res, *e);
   auto rendered = render_prompt(*ctx.chat_renderer, std::get<OpenAiRequest>(parsed).chat);
-  if (auto* e = std::get_if<ApiError>(&rendered)) return send_messages_error(res, *e);
+  if (auto* e = std::get_if<ApiError>(&rendered)) return send_anthropic_error(res, *e);
   const size_t n = ctx.tokenizer->encode(std::get<std::string>(rendered)).size();
   send_json(res, 200, {{"input_tokens", n}});
-}
-
-void send_route_error(const httplib::Request& req, httplib::Response& res, const ApiError& e) {
-  if (req.path.rfind("/v1/messages", 0) == 0) return send_messages_error(res, e);
-  send_error(res, e);
 }
 
 }  // namespace ps

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "api/serving_context.h"
-#include "openai/api_error.h"
 
 namespace httplib {
 struct Request;
@@ -21,10 +20,5 @@ void handle_messages(std::shared_ptr<const ServingContext> ctx, const httplib::R
 
 void handle_count_tokens(const ServingContext& ctx, const std::string& body,
                          httplib::Response& res);
-
-// An error answered before or outside a route's handler (auth, not ready, no route, body too
-// large) in the shape of the API the path belongs to: Anthropic's under /v1/messages, else
-// OpenAI's.
-void send_route_error(const httplib::Request& req, httplib::Response& res, const ApiError& e);
 
 }  // namespace ps
