@@ -101,9 +101,8 @@ void translate_turn(const json& m, const nlohmann::ordered_json& om, size_t inde
   }
   if (parts.empty() && calls.empty()) return;  // a user turn of tool results only
   json msg = {{"role", role}};
-  if (!parts.empty()) msg["content"] = parts;
+  msg["content"] = parts.empty() ? json(nullptr) : parts;
   if (!calls.empty()) msg["tool_calls"] = calls;
-  if (parts.empty()) msg["content"] = nullptr;
   out.push_back(std::move(msg));
 }
 
