@@ -23,6 +23,7 @@
 #include "api/http_server_impl.h"
 #include "api/lora_admin.h"
 #include "api/messages_handler.h"
+#include "api/responses_handler.h"
 #include "http/edge_server.h"
 #include "http/static_page.h"
 #include "metrics/metrics_text.h"
@@ -175,6 +176,19 @@ void HttpServer::Impl::setup() {
        [this](const httplib::Request&, const std::string& body, httplib::Response& res) {
          handle_count_tokens(*ctx(), body, res);
        });
+  // OpenAI's Responses API, translated onto the chat route's pipeline likewise.
+  post("/v1/responses",
+       [this](const httplib::Request& req, const std::string& body, httplib::Response& res) {
+         handle_create_response(ctx(), req, body, res);
+       });
+  server.Get(R"(/v1/responses/([^/]+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               handle_get_response(*ctx(), req.matches[1], res);
+             });
+  server.Delete(R"(/v1/responses/([^/]+))",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  handle_delete_response(*ctx(), req.matches[1], res);
+                });
   post("/v1/load_lora_adapter",
        [this](const httplib::Request&, const std::string& body, httplib::Response& res) {
          admin_reply(res, load_lora_route(*ctx(), body));
@@ -202,9 +216,9 @@ httplib::Server::HandlerResponse HttpServer::Impl::pre_route(const httplib::Requ
   }
   if (req.method == "OPTIONS") {
     res.status = 204;
-    res.set_header("Allow", "GET, POST, OPTIONS");
+    res.set_header("Allow", "GET, POST, DELETE, OPTIONS");
     if (cors) {
-      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
       res.set_header("Access-Control-Allow-Headers",
                      "Authorization, Content-Type, x-api-key, anthropic-version");
       res.set_header("Access-Control-Max-Age", "600");

@@ -13,6 +13,7 @@
 #include "chat/tool_call_parser.h"
 #include "engine/engine.h"
 #include "openai/openai_request.h"
+#include "responses/response_store.h"
 #include "structured/grammar_compiler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -44,6 +45,9 @@ struct ServingContext {
   // adapter; throws std::runtime_error naming the file and tensor). Empty: runtime LoRA loading
   // and unloading are off (api/lora_admin.h).
   std::function<std::shared_ptr<const LoraAdapter>(const std::string& path)> read_lora;
+  // --responses-store-size / --responses-store-ttl: responses kept for previous_response_id and
+  // GET /v1/responses/{id} (the store locks itself; the pointer never changes once serving).
+  std::shared_ptr<responses::ResponseStore> response_store;
 };
 
 }  // namespace ps

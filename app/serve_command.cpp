@@ -22,6 +22,7 @@
 #include "engine/engine.h"
 #include "http/shutdown_signal.h"
 #include "openai/constraint_builder.h"
+#include "responses/response_store.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ps {
@@ -45,6 +46,8 @@ const char* kServeUsage =
     "  [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
     "  [--max-tokens-limit N (largest max_tokens a request may ask; 0: the context)]\n"
     "  [--request-timeout SECONDS (0: none; a longer completion ends with a 408 error)]\n"
+    "  [--responses-store-size 1024 (responses kept for previous_response_id when a request\n"
+    "  sends store: true; 0: none)] [--responses-store-ttl 3600 (seconds one is kept)]\n"
     "  [--allowed-origins URL,URL|* (CORS; off by default)] [--metrics-require-key\n"
     "  (with --api-key, /health and /metrics need the key too)] [--debug-check-integrity\n"
     "  (check the KV cache after every engine step; slow, for tests)]\n"
@@ -115,6 +118,8 @@ int serve_command(int argc, char** argv) {
                                   "max-tokens-limit",
                                   "request-timeout",
                                   "allowed-origins",
+                                  "responses-store-size",
+                                  "responses-store-ttl",
                                   "generation-config"};
   std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity",
                                     "enable-lora-runtime-updates"};
@@ -154,6 +159,10 @@ int serve_command(int argc, char** argv) {
     throw UsageError("flag --request-timeout must be between 0 and 86400 seconds");
   }
   const auto request_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  const auto store_size =
+      static_cast<size_t>(int_in(flags, "responses-store-size", 1024, 0, 1 << 20));
+  const auto store_ttl =
+      std::chrono::seconds(int_in(flags, "responses-store-ttl", 3600, 1, 604800));
   options.key_for_health_metrics = flags.on("metrics-require-key");
   if (options.key_for_health_metrics && options.api_key.empty()) {
     throw UsageError("--metrics-require-key needs --api-key (or env PAGEDSERVE_API_KEY)");
@@ -250,6 +259,7 @@ int serve_command(int argc, char** argv) {
           GenerationDefaults::from_file(from + "/generation_config.json");
     }
     ctx->request_timeout = request_timeout;
+    ctx->response_store = std::make_shared<responses::ResponseStore>(store_size, store_ttl);
     if (flags.on("enable-lora-runtime-updates")) {
       ctx->read_lora = [base = e->model_config(), max_lora_rank](const std::string& path) {
         return load_lora_adapter(base, path, max_lora_rank);

@@ -13,8 +13,10 @@
 #        openai/  -> openai/, engine/, chat/, sampling/, structured/, tokenizer/ (no HTTP)
 #        anthropic/ -> anthropic/, openai/, chat/ (Messages translated to and from the OpenAI
 #                    form; no HTTP, no engine)
+#        responses/ -> responses/, openai/, chat/ (Responses likewise, and the store of
+#                    responses; no HTTP, no engine)
 #        metrics/ -> metrics/, http/, engine/
-#        api/     -> api/, http/, openai/, anthropic/, metrics/, engine/, chat/, sampling/,
+#        api/     -> api/, http/, openai/, anthropic/, responses/, metrics/, engine/, chat/, sampling/,
 #                    structured/, tokenizer/ (the routes, joining them);
 #   3. the serve path is torch-free: no torch header (<ATen/...>, <torch/...>, <c10/...>) and no
 #      libtorch folder (torch_bridge/, reference/, pth_export/, train/) in any folder `pagedserve`
@@ -79,20 +81,22 @@ only cuda 'cuda/|model/|scheduler/step_plan\.h' "cuda/ includes a layer above it
 only executor 'executor/|cpu/|cuda/|model/' "executor/ includes a layer above it (model/, cpu/, cuda/ only)"
 
 # 2. The HTTP side sees the engine, not the model.
-forbid "api http openai anthropic metrics" '"(model|kernels|checkpoint|cpu|cuda|executor|convert)/' \
+forbid "api http openai anthropic responses metrics" '"(model|kernels|checkpoint|cpu|cuda|executor|convert)/' \
   "api/ includes the model stack (use engine/, tokenizer/ or chat/)"
 only http 'http/|web/' "http/ includes a layer above it (the transport: http/ and web/ only)"
 only openai 'openai/|engine/|chat/|sampling/|structured/|tokenizer/' \
   "openai/ includes HTTP or the server (schemas only: engine/, chat/, sampling/, structured/, tokenizer/)"
 only anthropic 'anthropic/|openai/|chat/' \
   "anthropic/ includes HTTP, the engine or the server (translations only: openai/, chat/)"
+only responses 'responses/|openai/|chat/' \
+  "responses/ includes HTTP, the engine or the server (translations only: openai/, chat/)"
 only metrics 'metrics/|http/|engine/' "metrics/ includes a layer above it (http/ and engine/ only)"
-only api 'api/|http/|openai/|anthropic/|metrics/|engine/|chat/|sampling/|structured/|tokenizer/' \
+only api 'api/|http/|openai/|anthropic/|responses/|metrics/|engine/|chat/|sampling/|structured/|tokenizer/' \
   "api/ includes a folder outside the HTTP side and the engine's public API"
 
 # 3. No libtorch on the serve path. app/'s pagedserve-train sources may; generate_command.cpp
 # includes the oracle only under PAGEDSERVE_WITH_REFERENCE, which only pagedserve-train defines.
-serve_folders="kvcache scheduler tokenizer chat structured sampling model kernels checkpoint cpu cuda executor engine http openai anthropic metrics api convert app web"
+serve_folders="kvcache scheduler tokenizer chat structured sampling model kernels checkpoint cpu cuda executor engine http openai anthropic responses metrics api convert app web"
 serve_files=$(for f in $serve_folders; do [[ -d $f ]] && echo "$f"; done)
 bench_lib=$(ls bench/*.cpp bench/*.h 2>/dev/null || true)
 train_only='^app/(train_main|train_tiny_command|eval_command|export_command)\.cpp:'

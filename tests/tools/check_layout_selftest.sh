@@ -70,6 +70,8 @@ breaks http_up http/sse.cpp '#include "openai/api_error.h"' "http/ includes a la
 breaks openai_http openai/json_fields.cpp '#include "http/sse.h"' "openai/ includes HTTP or the server"
 breaks anthropic_engine anthropic/messages_request.cpp '#include "engine/engine.h"' \
   "anthropic/ includes HTTP, the engine or the server"
+breaks responses_http responses/response_store.cpp '#include "http/sse.h"' \
+  "responses/ includes HTTP, the engine or the server"
 breaks metrics_up metrics/metrics_text.cpp '#include "api/http_server.h"' \
   "metrics/ includes a layer above it"
 breaks api_other api/lora_admin.cpp '#include "kvcache/block_manager.h"' \
