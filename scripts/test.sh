@@ -29,7 +29,9 @@ packages=(
   chromium fonts-wqy-microhei tmux gnuplot-nox clang libclang-rt-14-dev
   nginx python3-yaml  # the replica tests (scripts/serve-cluster.sh); yaml reads deploy/k8s
   jq  # e2e scripts read JSON with it
-  python3-jsonschema  # validates the structured-output corpus (e2e/structured_schema_corpus.sh)
+  # validates the structured-output corpus (e2e/structured_schema_corpus.sh) and our replies
+  # against OpenAI's OpenAPI schemas (e2e/openai_schemas.sh)
+  python3-jsonschema
 )
 # Node.js may come from elsewhere than Debian (e.g. a nodejs build that bundles npm, which then
 # conflicts with Debian's npm package): install Debian's only when the commands are missing.
