@@ -24,6 +24,7 @@ a nullable field ("nullable": false is dropped); and the 2019-09 "$recursiveRef"
 carries the anchor, which is what it means there. The output is deterministic (sorted schema
 names, fixed formatting), so regenerating from the same document gives the same bytes.
 """
+import copy
 import json
 import sys
 
@@ -91,6 +92,21 @@ def clean(schema, refs, anchor_name):
     return out
 
 
+def derived(picked):
+    """Schemas the document lacks, derived from ones it has; named Derived* so that nobody takes
+    them for OpenAI's. DerivedCompletionStreamChunk: the document gives /v1/completions only a
+    whole-body schema (CreateCompletionResponse), but a streamed completion's chunks carry
+    "finish_reason": null until the last (as OpenAI's own streamed example under POST
+    /completions shows) and, with stream_options.include_usage, "usage": null on every chunk but
+    the usage chunk (as ChatCompletionStreamOptions documents). So the chunk schema is the
+    body's with exactly those two fields also allowed to be null; everything else stays."""
+    chunk = copy.deepcopy(picked["CreateCompletionResponse"])
+    choice = chunk["properties"]["choices"]["items"]["properties"]
+    choice["finish_reason"] = {"anyOf": [{"type": "null"}, choice["finish_reason"]]}
+    chunk["properties"]["usage"] = {"anyOf": [{"type": "null"}, chunk["properties"]["usage"]]}
+    return {"DerivedCompletionStreamChunk": chunk}
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -111,6 +127,7 @@ def main():
         anchor = name if isinstance(schema, dict) and schema.get("$recursiveAnchor") else None
         picked[name] = clean(schema, refs, anchor)
         todo.extend(sorted(refs - picked.keys()))
+    picked.update(derived(picked))
     out = {
         "openapi": doc["openapi"],
         "info": {"title": doc["info"]["title"], "version": doc["info"]["version"],
