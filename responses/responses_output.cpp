@@ -82,7 +82,8 @@ json response_object(const ResponseHeader& h, const std::string& status, json ou
   if (error) r["error"] = {{"code", "server_error"}, {"message", error->message}};
   r["incomplete_details"] = nullptr;
   if (status == "incomplete") r["incomplete_details"] = {{"reason", "max_output_tokens"}};
-  r["usage"] = usage;
+  // Until the reply is done there is no usage; OpenAI's schema has no null for it: left out.
+  if (!usage.is_null()) r["usage"] = usage;
   return r;
 }
 

@@ -39,7 +39,7 @@ nlohmann::json usage_body(const Usage& usage);
 nlohmann::json output_items(const ChoiceOutput& reply, bool summary);
 
 // The response object. `status`: in_progress | completed | incomplete | failed; `usage` null
-// until the reply is done; `error` set for failed.
+// (left out) until the reply is done; `error` set for failed.
 nlohmann::json response_object(const ResponseHeader& h, const std::string& status,
                                nlohmann::json output, const nlohmann::json& usage,
                                const std::optional<ApiError>& error = std::nullopt);

@@ -278,7 +278,7 @@ ResponsesRequest translate(std::string_view text) {
     }
     echo["metadata"] = *meta;
   }
-  echo["user"] = nullptr;
+  // user is a string when present; OpenAI's schema has no null for it, so it is left out.
   if (auto user = get_string(body, "user")) {
     chat["user"] = *user;
     echo["user"] = *user;
