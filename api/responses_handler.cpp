@@ -94,10 +94,14 @@ void handle_create_response(std::shared_ptr<const ServingContext> ctx, const htt
     history = std::move(prev->conversation);
   }
   auto prepared = prepare(*ctx, Endpoint::kChat, responses::chat_body(r, history).dump());
-  if (auto* e = std::get_if<ApiError>(&prepared)) return send_error(res, *e);
+  if (auto* e = std::get_if<ApiError>(&prepared)) {
+    // The chat body's messages are this route's input (with the history and instructions).
+    if (e->param == "messages") e->param = "input";
+    return send_error(res, *e);
+  }
   Prepared& p = std::get<Prepared>(prepared);
   p.meta.id = responses::new_id("resp_");
-  ResponseHeader header{p.meta.id, p.meta.created, p.meta.model, r.echo};
+  ResponseHeader header{p.meta.id, p.meta.created, p.meta.model, r.echo, r.namespaces};
 
   ChoiceStreams streams;
   if (auto e = streams.submit(*ctx->engine, std::move(p.requests))) return send_error(res, *e);
@@ -114,9 +118,9 @@ void handle_create_response(std::shared_ptr<const ServingContext> ctx, const htt
     const ChoiceOutput& choice = reply.choices[0];
     const char* status =
         responses::is_incomplete(choice.finish_reason) ? "incomplete" : "completed";
-    nlohmann::json response =
-        responses::response_object(header, status, responses::output_items(choice, r.summary),
-                                   responses::usage_body(reply.usage));
+    nlohmann::json response = responses::response_object(
+        header, status, responses::output_items(choice, r.summary, r.namespaces),
+        responses::usage_body(reply.usage));
     store_reply(*ctx, r, std::move(history), choice, response);
     return send_json(res, 200, response);
   }

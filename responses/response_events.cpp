@@ -139,11 +139,7 @@ std::string ResponseEvents::delta(const ChunkDelta& d) {
     if (open_ != Item::kFunctionCall || c.index != call_index_) {
       call_index_ = c.index;
       reply_.tool_calls.push_back({c.id, c.name, ""});
-      out += open(Item::kFunctionCall, {{"type", "function_call"},
-                                        {"id", new_id("fc_")},
-                                        {"call_id", c.id},
-                                        {"name", c.name},
-                                        {"arguments", ""}});
+      out += open(Item::kFunctionCall, function_call_item(c.id, c.name, "", h_.namespaces));
     }
     if (c.arguments.empty()) continue;
     item_["arguments"] = item_["arguments"].get<std::string>() + c.arguments;

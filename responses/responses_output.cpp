@@ -29,7 +29,20 @@ json usage_body(const Usage& u) {
           {"total_tokens", u.prompt_tokens + u.completion_tokens}};
 }
 
-json output_items(const ChoiceOutput& reply, bool summary) {
+json function_call_item(const std::string& call_id, const std::string& name,
+                        const std::string& arguments,
+                        const std::map<std::string, std::string>& namespaces) {
+  json item = {{"type", "function_call"},
+               {"id", new_id("fc_")},
+               {"call_id", call_id},
+               {"name", name},
+               {"arguments", arguments}};
+  if (auto it = namespaces.find(name); it != namespaces.end()) item["namespace"] = it->second;
+  return item;
+}
+
+json output_items(const ChoiceOutput& reply, bool summary,
+                  const std::map<std::string, std::string>& namespaces) {
   json items = json::array();
   const char* status = is_incomplete(reply.finish_reason) ? "incomplete" : "completed";
   if (reply.reasoning && !reply.reasoning->empty()) {
@@ -53,12 +66,9 @@ json output_items(const ChoiceOutput& reply, bool summary) {
                         {"logprobs", json::array()}}}}});
   }
   for (const chat::ToolCall& c : reply.tool_calls) {
-    items.push_back({{"type", "function_call"},
-                     {"id", new_id("fc_")},
-                     {"call_id", c.id},
-                     {"name", c.name},
-                     {"arguments", c.arguments},
-                     {"status", "completed"}});
+    json item = function_call_item(c.id, c.name, c.arguments, namespaces);
+    item["status"] = "completed";
+    items.push_back(std::move(item));
   }
   return items;
 }

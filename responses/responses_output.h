@@ -4,6 +4,7 @@
 // around them, usage, and the reply as the chat turn a later previous_response_id continues
 // from. Pure functions, so tests check the exact shapes the openai client parses.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,8 @@ struct ResponseHeader {
   int64_t created_at = 0;
   std::string model;
   nlohmann::json echo;  // ResponsesRequest::echo
+  // ResponsesRequest::namespaces: a call to a namespaced function names its namespace.
+  std::map<std::string, std::string> namespaces;
 };
 
 // The state a finished reply leaves the response in: "completed", or "incomplete" when it ran
@@ -36,7 +39,13 @@ nlohmann::json usage_body(const Usage& usage);
 // The output items of a whole reply, in order: a reasoning item (when the reply reasoned; with
 // `summary`, the reasoning is its summary too), a message (when it has text), one function_call
 // per call.
-nlohmann::json output_items(const ChoiceOutput& reply, bool summary);
+nlohmann::json output_items(const ChoiceOutput& reply, bool summary,
+                            const std::map<std::string, std::string>& namespaces = {});
+
+// A function_call item (arguments as given; status left to the caller).
+nlohmann::json function_call_item(const std::string& call_id, const std::string& name,
+                                  const std::string& arguments,
+                                  const std::map<std::string, std::string>& namespaces);
 
 // The response object. `status`: in_progress | completed | incomplete | failed; `usage` null
 // (left out) until the reply is done; `error` set for failed.

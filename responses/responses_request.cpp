@@ -1,5 +1,6 @@
 #include "responses/responses_request.h"
 
+#include <map>
 #include <string>
 
 #include "openai/json_fields.h"
@@ -105,35 +106,64 @@ ordered_json translate_input(const json& input) {
   return out;
 }
 
-// Function tools as chat tools; `echo` gets each as the response object lists it. `ordered` is
-// the same array with the client's key order, for the parameters' schema.
-ordered_json translate_function_tools(const json& tools, const ordered_json& ordered, json& echo) {
+// One function tool as a chat tool (appended to `out`) and as the response object lists it.
+// `ordered` is the same tool with the client's key order, for the parameters' schema.
+void add_function_tool(const json& t, const ordered_json& ordered, const std::string& where,
+                       ordered_json& out, json& echo) {
+  const std::string name = required_string(t, where, "name");
+  ordered_json fn = {{"name", name}};
+  if (auto d = get_string(t, "description")) fn["description"] = *d;
+  const json* params = find(t, "parameters");
+  if (params && !params->is_object()) wrong_type(where + ".parameters", "an object", *params);
+  if (params) fn["parameters"] = ordered["parameters"];
+  const std::optional<bool> strict = get_bool(t, "strict");
+  if (strict) fn["strict"] = *strict;
+  out.push_back({{"type", "function"}, {"function", std::move(fn)}});
+  echo.push_back({{"type", "function"},
+                  {"name", name},
+                  {"description", t.contains("description") ? t["description"] : json(nullptr)},
+                  {"parameters", params ? *params : json(nullptr)},
+                  {"strict", strict ? json(*strict) : json(nullptr)}});
+}
+
+// Function tools, and namespaces of them (Codex groups its sub-agent tools so), as chat tools;
+// `echo` gets the list the response object repeats and `namespaces` each namespaced function's
+// namespace, which its calls carry back. Every other tool type is refused by name.
+ordered_json translate_function_tools(const json& tools, const ordered_json& ordered, json& echo,
+                                      std::map<std::string, std::string>& namespaces) {
   if (!tools.is_array()) wrong_type("tools", "an array", tools);
   ordered_json out = ordered_json::array();
+  json unused = json::array();
   for (size_t i = 0; i < tools.size(); ++i) {
     const std::string where = at("tools", i);
     const json& t = tools[i];
     if (!t.is_object()) wrong_type(where, "an object", t);
     const std::string type = get_string(t, "type").value_or("");
-    if (type != "function") {
-      reject(where + ".type", "'" + where + ".type' is '" + type +
-                                  "'; this server runs only function tools (no built-in, "
-                                  "MCP or custom tools)");
+    if (type == "function") {
+      add_function_tool(t, ordered[i], where, out, echo);
+      continue;
     }
-    const std::string name = required_string(t, where, "name");
-    ordered_json fn = {{"name", name}};
-    if (auto d = get_string(t, "description")) fn["description"] = *d;
-    const json* params = find(t, "parameters");
-    if (params && !params->is_object()) wrong_type(where + ".parameters", "an object", *params);
-    if (params) fn["parameters"] = ordered[i]["parameters"];
-    const std::optional<bool> strict = get_bool(t, "strict");
-    if (strict) fn["strict"] = *strict;
-    out.push_back({{"type", "function"}, {"function", std::move(fn)}});
-    echo.push_back({{"type", "function"},
-                    {"name", name},
-                    {"description", t.contains("description") ? t["description"] : json(nullptr)},
-                    {"parameters", params ? *params : json(nullptr)},
-                    {"strict", strict ? json(*strict) : json(nullptr)}});
+    if (type != "namespace") {
+      reject(where + ".type", "'" + where + ".type' is '" + type +
+                                  "'; this server runs only function tools (and namespaces of "
+                                  "them), no built-in, MCP or custom tools");
+    }
+    const std::string ns = required_string(t, where, "name");
+    const json* members = find(t, "tools");
+    if (!members || !members->is_array()) wrong_type(where + ".tools", "an array", t["tools"]);
+    for (size_t j = 0; j < members->size(); ++j) {
+      const std::string mw = at(where + ".tools", j);
+      const json& m = (*members)[j];
+      if (!m.is_object()) wrong_type(mw, "an object", m);
+      const std::string mtype = get_string(m, "type").value_or("");
+      if (mtype != "function") {
+        reject(mw + ".type", "'" + mw + ".type' is '" + mtype + "'; a namespace may hold only " +
+                                 "function tools here");
+      }
+      add_function_tool(m, ordered[i]["tools"][j], mw, out, unused);
+      namespaces[m["name"].get<std::string>()] = ns;
+    }
+    echo.push_back(t);
   }
   return out;
 }
@@ -212,7 +242,7 @@ ResponsesRequest translate(std::string_view text) {
 
   echo["tools"] = json::array();
   if (const json* tools = find(body, "tools"); tools && !(tools->is_array() && tools->empty())) {
-    chat["tools"] = translate_function_tools(*tools, ordered["tools"], echo["tools"]);
+    chat["tools"] = translate_function_tools(*tools, ordered["tools"], echo["tools"], r.namespaces);
   }
   echo["tool_choice"] = "auto";
   if (const json* choice = find(body, "tool_choice")) {

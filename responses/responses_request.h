@@ -3,11 +3,13 @@
 // /v1/chat/completions takes, so the route runs the one request pipeline: instructions -> a
 // system message; input (a string, or items: messages with input_text/output_text parts,
 // function_call and function_call_output items, reasoning items) -> chat messages; function
-// tools -> chat tools (other tool types are refused by name); tool_choice, parallel_tool_calls;
-// text.format -> response_format; max_output_tokens -> max_completion_tokens; reasoning.effort
+// tools (and namespaces of them) -> chat tools (other tool types are refused by name); tool_choice,
+// parallel_tool_calls; text.format -> response_format; max_output_tokens -> max_completion_tokens;
+// reasoning.effort
 // -> the template's reasoning_effort. What the request asks of the response object (its echoed
 // fields) is kept beside the chat body, and previous_response_id / store for the store
 // (responses/response_store.h), which the route consults.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +38,8 @@ struct ResponsesRequest {
   // reasoning, temperature, top_p, max_output_tokens, parallel_tool_calls, metadata, user,
   // store, previous_response_id, truncation).
   nlohmann::json echo;
+  // The namespace of each function a namespace tool holds (by function name): its calls say it.
+  std::map<std::string, std::string> namespaces;
   // reasoning.summary was asked for: reasoning items carry the reasoning as their summary too.
   bool summary = false;
 };

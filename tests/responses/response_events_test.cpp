@@ -38,7 +38,7 @@ std::vector<std::string> types_of(const std::vector<json>& events) {
 }
 
 ResponseHeader header() {
-  return {"resp_1", 1700000000, "tiny", json{{"tools", json::array()}, {"store", false}}};
+  return {"resp_1", 1700000000, "tiny", json{{"tools", json::array()}, {"store", false}}, {}};
 }
 
 TEST(ResponsesOutput, WholeReplyItems) {
@@ -59,6 +59,10 @@ TEST(ResponsesOutput, WholeReplyItems) {
   EXPECT_EQ(items[2]["call_id"], "call_1");
   EXPECT_EQ(items[2]["arguments"], "{\"city\": \"Oslo\"}");
   EXPECT_EQ(items[2]["id"].get<std::string>().rfind("fc_", 0), 0u);
+
+  json namespaced = output_items(reply, false, {{"get_weather", "tools_ns"}});
+  EXPECT_EQ(namespaced[2]["namespace"], "tools_ns");
+  EXPECT_FALSE(items[2].contains("namespace"));
 
   ChoiceOutput calls_only;
   calls_only.tool_calls = {{"c", "f", "{}"}};

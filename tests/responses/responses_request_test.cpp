@@ -77,6 +77,23 @@ TEST(ResponsesRequest, FunctionToolsKeepTheirSchemaOrderAndAreEchoed) {
   EXPECT_EQ(r.echo["parallel_tool_calls"], false);
 }
 
+TEST(ResponsesRequest, NamespaceToolsAreFlattenedAndRemembered) {
+  auto r = parse_ok(R"({"input":"x","tools":[{"type":"function","name":"a","parameters":{}},
+    {"type":"namespace","name":"agents","description":"d","tools":[
+      {"type":"function","name":"spawn","parameters":{"type":"object"}},
+      {"type":"function","name":"close"}]}]})");
+  ASSERT_EQ(r.chat["tools"].size(), 3u);
+  EXPECT_EQ(r.chat["tools"][1]["function"]["name"], "spawn");
+  EXPECT_EQ(r.chat["tools"][2]["function"]["name"], "close");
+  EXPECT_EQ(r.namespaces,
+            (std::map<std::string, std::string>{{"spawn", "agents"}, {"close", "agents"}}));
+  ASSERT_EQ(r.echo["tools"].size(), 2u) << "the response lists the namespace as sent";
+  EXPECT_EQ(r.echo["tools"][1]["type"], "namespace");
+  ApiError e = parse_error(R"({"input":"x","tools":[{"type":"namespace","name":"n","tools":[
+    {"type":"custom","name":"c"}]}]})");
+  EXPECT_EQ(e.param, "tools[0].tools[0].type");
+}
+
 TEST(ResponsesRequest, TextFormatBecomesResponseFormat) {
   auto r = parse_ok(R"({"input":"x","text":{"format":{"type":"json_schema","name":"out",
     "schema":{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"string"}}},"strict":true}}})");
