@@ -40,7 +40,8 @@ class OpenAiStream final : public StreamedReply {
                ConnectionWatch w)
       : StreamedReply(std::move(c), std::move(prepared), std::move(s), w),
         bytes_(token_bytes_of(ctx_)),
-        text_offsets_(streams_.size(), 0) {}
+        text_offsets_(streams_.size(), 0),
+        prompt_sent_(streams_.size(), false) {}
 
  private:
   std::string chunk(const ChunkDelta& d, int64_t* offset) const {
@@ -62,10 +63,17 @@ class OpenAiStream final : public StreamedReply {
 
   void on_event(size_t i, RequestOutput& ev, std::string* out) override {
     std::optional<ApiError> failure;
+    // A choice's first event brings its prompt side (echo, prompt_logprobs) along.
+    std::optional<PromptSide> prompt;
+    if (!prompt_sent_[i]) {
+      prompt_sent_[i] = true;
+      prompt = prompt_side_of(p_, i, ev);
+    }
     ChunkDelta d = splitter_.split(i, ev, &failure);
     if (p_.want_logprobs) d.logprobs = &ev.logprobs;
+    if (prompt) d.prompt = &*prompt;
     bool has_tokens = !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() ||
-                      (p_.want_logprobs && !ev.logprobs.empty());
+                      (p_.want_logprobs && !ev.logprobs.empty()) || prompt;
     if (has_tokens || d.finish_reason) *out += chunk(d, &text_offsets_[i]);
     if (failure) *out += sse_event(error_json(*failure));
   }
@@ -85,6 +93,7 @@ class OpenAiStream final : public StreamedReply {
 
   TokenBytes bytes_;
   std::vector<int64_t> text_offsets_;
+  std::vector<bool> prompt_sent_;
 };
 
 }  // namespace

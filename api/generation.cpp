@@ -80,8 +80,26 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
       out.requests.push_back(std::move(req));
     }
     out.prompt_tokens.push_back(static_cast<int32_t>(ids.size()));
+    if (r.echo || r.want_prompt_logprobs) {
+      PromptSide side;
+      side.echo = r.echo;
+      side.with_logprobs = r.want_prompt_logprobs;
+      // The prompt as sent: a text prompt's own text, an id prompt decoded.
+      const size_t k = out.prompt_sides.size();
+      const bool text = endpoint == Endpoint::kCompletion && !r.prompts[k].is_ids;
+      side.text = text ? r.prompts[k].text : ctx.tokenizer->decode(ids);
+      side.ids = ids;
+      out.prompt_sides.push_back(std::move(side));
+    }
   }
   return out;
+}
+
+std::optional<PromptSide> prompt_side_of(const Prepared& p, size_t i, RequestOutput& ev) {
+  if (p.prompt_sides.empty()) return std::nullopt;
+  PromptSide side = p.prompt_sides[i / static_cast<size_t>(p.n)];
+  side.logprobs = std::move(ev.prompt_logprobs);
+  return side;
 }
 
 std::string finish_name(const RequestOutput& ev, bool made_calls) {
@@ -159,6 +177,9 @@ std::variant<WholeReply, ApiError, PeerGone> collect_whole(const ServingContext&
     size_t i = 0;
     RequestOutput ev;
     if (!streams.next(&i, &ev, kPoll)) continue;
+    if (!outs[i].prompt.any()) {  // the first event of choice i
+      if (auto side = prompt_side_of(p, i, ev)) outs[i].prompt = std::move(*side);
+    }
     outs[i].text += ev.text;
     outs[i].logprobs.insert(outs[i].logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
     tally.add(i, p.n, ev);

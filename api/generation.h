@@ -41,7 +41,13 @@ struct Prepared {
   std::string chat_prompt;
   // Chat with tools (tool_choice not "none"): the reply's calls become tool_calls.
   std::optional<chat::ToolCallFormat> tools;
+  // Completions echo / prompt_logprobs: each prompt's side (ids, text); empty when neither.
+  std::vector<PromptSide> prompt_sides;
 };
+
+// The prompt side of choice i (a copy of its prompt's), with the prompt logprobs the engine's
+// first event for it carried (moved out of `ev`); nullopt when the request asked for neither.
+std::optional<PromptSide> prompt_side_of(const Prepared& p, size_t i, RequestOutput& ev);
 
 // Validates and prepares an OpenAI-shaped body for `endpoint`.
 std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint endpoint,

@@ -90,6 +90,13 @@ void LoraBank::begin_step(const StepPlan& plan) {
       if (slot >= 0) group(sampled_, slot).rows.push_back(out_row);
     }
   }
+  // Then the prompt rows (prompt logprobs), in the same logit order.
+  for (const StepPlan::PromptRows& p : plan.prompt_rows) {
+    const int32_t slot = plan.lora_slot[size_t(p.seq_index)];
+    for (int32_t r = p.begin; r < p.end; ++r, ++out_row) {
+      if (slot >= 0) group(sampled_, slot).rows.push_back(out_row);
+    }
+  }
 }
 
 void LoraBank::add_groups(const std::vector<Group>& groups, int64_t layer, int site, const float* x,

@@ -21,7 +21,7 @@ int32_t graph_bucket_for(int32_t num_seqs, const std::vector<int32_t>& buckets) 
 bool is_graph_eligible(const StepPlan& plan) {
   const int32_t S = plan.num_seqs();
   if (S == 0 || plan.num_tokens() != S || plan.sample_indices.size() != size_t(S) ||
-      plan.query_start.size() != size_t(S) + 1) {
+      plan.query_start.size() != size_t(S) + 1 || !plan.prompt_rows.empty()) {
     return false;
   }
   for (int32_t n : plan.num_draft_tokens) {

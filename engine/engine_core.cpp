@@ -203,6 +203,7 @@ bool EngineCore::drain_inbox(bool block) {
                           static_cast<int32_t>(add->request.prompt_ids.size()), max_model_len_,
                           token_bytes_, token_special_);
       scheduler_->add(add->id, add->request.prompt_ids, install_adapter(add->request));
+      if (p.prompt_logprobs >= 0) scheduler_->want_prompt_logits(add->id);
       if (config_.speculative.enabled() && may_speculate(add->request)) {
         scheduler_->allow_speculation(
             add->id, static_cast<int32_t>(add->request.prompt_ids.size()) + p.max_tokens);
@@ -244,6 +245,9 @@ void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,
   if (const Sequence* seq = scheduler_->find(id))
     ev.cached_tokens = seq->num_cached_prompt_tokens();
   ev.completion_tokens = static_cast<int32_t>(st.output_ids.size());
+  // A request that ends before its first token (max_tokens 0 scores the prompt) carries its
+  // prompt logprobs on this, its only event.
+  if (!st.prompt_logprobs_sent) ev.prompt_logprobs = std::move(st.prompt_logprobs);
   st.stream->push(std::move(ev));
   scheduler_->finish(id);
   requests_.erase(it);

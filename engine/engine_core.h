@@ -54,6 +54,8 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   bool drain_inbox(bool block);  // false when asked to stop
   void step();
   void sample_and_emit(const StepPlan& plan, std::vector<float>& logits);
+  // Prompt logprobs from the plan's prompt rows, whose logits start at row `first_row`.
+  void score_prompts(const StepPlan& plan, std::vector<float>& logits, size_t first_row);
   void finish(RequestId id, FinishReason reason, std::string detail, std::string final_text);
   void publish_stats();
   SeqAdapter install_adapter(const Request& request);

@@ -76,6 +76,10 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
     const int32_t s = plan.sample_indices[i];
     RequestState& st = *requests_.at(plan.seq_ids[s]);
     const int32_t d = plan.drafts_of(i);
+    if (st.request.params.max_tokens == 0) {
+      row += 1 + static_cast<size_t>(d);  // it scores its prompt only: nothing to sample
+      continue;
+    }
     const std::span<const int32_t> draft(plan.token_ids.data() + plan.query_start[s + 1] - d,
                                          static_cast<size_t>(d));
     kept[i] = sample_and_verify(st, logits.data() + row * vocab, vocab, draft);
@@ -87,11 +91,22 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
     drafts += d > 0 ? 1 : 0;
     draft_tokens += static_cast<uint64_t>(d);
   }
+  score_prompts(plan, logits, row);
+  // A request that only scores its prompt (max_tokens 0) ends once the prompt is computed,
+  // before the scheduler would append a token to it.
+  for (size_t i = 0; i < plan.sample_indices.size(); ++i) {
+    const RequestId id = plan.seq_ids[plan.sample_indices[i]];
+    auto it = requests_.find(id);
+    if (it != requests_.end() && it->second->request.params.max_tokens == 0) {
+      finish(id, FinishReason::kLength, "", "");
+    }
+  }
   const Clock::time_point t_emit = Clock::now();
   scheduler_->postprocess_verified(plan, verified);
 
   const Clock::time_point now = Clock::now();
   for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].empty()) continue;  // a request that ended above
     const RequestId id = plan.seq_ids[plan.sample_indices[i]];
     RequestState& st = *requests_.at(id);
     // sample_and_verify already appended the kept tokens to output_ids.
@@ -122,6 +137,10 @@ void EngineCore::sample_and_emit(const StepPlan& plan, std::vector<float>& logit
       ev.token_ids = {token};
       if (st.request.params.logprobs >= 0) {
         ev.logprobs.push_back(TokenLogprob{token, v.sample.logprob, std::move(v.sample.top)});
+      }
+      if (index == 1) {
+        ev.prompt_logprobs = std::move(st.prompt_logprobs);
+        st.prompt_logprobs_sent = true;
       }
       const Sequence* seq = scheduler_->find(id);
       ev.prompt_tokens = static_cast<int32_t>(st.request.prompt_ids.size());

@@ -29,6 +29,7 @@ struct TokenLogprob {
   int32_t token_id = 0;
   float logprob = 0.0f;
   std::vector<std::pair<int32_t, float>> top;  // (token id, logprob), best first
+  int32_t rank = 0;  // prompt logprobs: 1 + the tokens ranked above this one (0: not counted)
 };
 
 // One event of a request's stream. Text is complete UTF-8, with any text that might still turn
@@ -38,6 +39,9 @@ struct RequestOutput {
   std::string text;
   std::vector<int32_t> token_ids;
   std::vector<TokenLogprob> logprobs;  // one per token in token_ids, when params.logprobs >= 0
+  // With params.prompt_logprobs >= 0, on the request's first event only: one per prompt token
+  // after the first (the first has no context to be scored in).
+  std::vector<TokenLogprob> prompt_logprobs;
   std::optional<FinishReason> finish;
   std::string finish_detail;  // the matched stop string, or the error message
   int32_t prompt_tokens = 0;

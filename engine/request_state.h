@@ -28,6 +28,10 @@ struct RequestState {
   StopChecker stop;
   std::vector<int32_t> output_ids;
   std::unique_ptr<ConstrainedRow> constraint;  // set when request.params.grammar is
+  // Prompt logprobs scored so far: entry i scores prompt token i + 1 (a recompute after
+  // preemption scores rows again; only the next missing one is appended).
+  std::vector<TokenLogprob> prompt_logprobs;
+  bool prompt_logprobs_sent = false;  // they went out on the first event
 
   Clock::time_point arrival = Clock::now();
   Clock::time_point first_scheduled{};

@@ -115,7 +115,6 @@ void reject_unsupported(const json& body, Endpoint endpoint, int32_t n) {
                          "structured_outputs");
       }
     }
-    if (get_bool(body, "echo").value_or(false)) reject("echo", "'echo' is not supported");
     if (auto suffix = get_string(body, "suffix"); suffix && !suffix->empty()) {
       reject("suffix", "'suffix' is not supported");
     }
@@ -184,8 +183,11 @@ void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& li
     max_name = "max_completion_tokens";
   }
   if (max_tokens) {
-    if (*max_tokens < 1 || *max_tokens > std::numeric_limits<int32_t>::max()) {
-      reject(max_name, "'" + max_name + "' must be at least 1, got " + std::to_string(*max_tokens));
+    // Completions take 0: the prompt is scored (echo, prompt_logprobs) and nothing generated.
+    const int64_t least = endpoint == Endpoint::kCompletion ? 0 : 1;
+    if (*max_tokens < least || *max_tokens > std::numeric_limits<int32_t>::max()) {
+      reject(max_name, "'" + max_name + "' must be at least " + std::to_string(least) + ", got " +
+                           std::to_string(*max_tokens));
     }
     if (limits.max_tokens_limit > 0 && *max_tokens > limits.max_tokens_limit) {
       reject(max_name,
@@ -231,6 +233,20 @@ void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& li
     }
     r->want_logprobs = true;
     p.logprobs = static_cast<int32_t>(*v);
+  }
+  // vLLM's prompt_logprobs: each prompt token's logprob and that many best alternatives.
+  if (auto v = get_int(body, "prompt_logprobs")) {
+    if (*v < 0 || *v > limits.max_logprobs) {
+      reject("prompt_logprobs",
+             "'prompt_logprobs' must be " + lp_range + ", got " + std::to_string(*v));
+    }
+    r->want_prompt_logprobs = true;
+    p.prompt_logprobs = static_cast<int32_t>(*v);
+  }
+  if (endpoint == Endpoint::kCompletion && get_bool(body, "echo").value_or(false)) {
+    r->echo = true;
+    // Echoed prompt tokens carry logprobs like the output's when logprobs is set.
+    if (r->want_logprobs) p.prompt_logprobs = std::max(p.prompt_logprobs, p.logprobs);
   }
 }
 
@@ -278,7 +294,9 @@ std::optional<ApiError> fit_to_context(Endpoint endpoint, int32_t prompt_tokens,
     e.code = "context_length_exceeded";
     return e;
   };
-  if (left < 1) {
+  // Only a request that asks for no tokens (max_tokens 0: it scores its prompt) may fill the
+  // whole context.
+  if (left < (max_tokens_given && params->max_tokens == 0 ? 0 : 1)) {
     return too_long(endpoint == Endpoint::kChat ? "messages" : "prompt",
                     "but the prompt has " + std::to_string(prompt_tokens) +
                         " tokens, leaving no room to generate. Shorten the prompt.");

@@ -49,6 +49,9 @@ struct OpenAiRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool want_logprobs = false;  // the response carries logprobs (params.logprobs >= 0)
+  // prompt_logprobs was sent: each choice carries vLLM's prompt_logprobs list.
+  bool want_prompt_logprobs = false;
+  bool echo = false;  // completions: the prompt comes back before the text (and its logprobs)
   std::string user;
   ToolRequest tools;            // chat: tools and tool_choice (the template sees chat.tools)
   OutputConstraint constraint;  // response_format / structured_outputs

@@ -70,6 +70,59 @@ json completion_logprobs(const std::vector<TokenLogprob>& lps, const TokenBytes&
           {"text_offset", std::move(offsets)}};
 }
 
+// Echo with logprobs: the prompt's tokens in the legacy lists, before the output's. The first
+// prompt token has no context to be scored in: null, as OpenAI sent it.
+json echoed_logprobs(const PromptSide& prompt, const std::vector<TokenLogprob>& output,
+                     const TokenBytes& bytes, int64_t* text_offset) {
+  json lists = {{"tokens", json::array()},
+                {"token_logprobs", json::array()},
+                {"top_logprobs", json::array()},
+                {"text_offset", json::array()}};
+  for (size_t i = 0; i < prompt.ids.size(); ++i) {
+    const std::string b = bytes(prompt.ids[i]);
+    lists["tokens"].push_back(b);
+    lists["text_offset"].push_back(*text_offset);
+    *text_offset += static_cast<int64_t>(b.size());
+    if (i == 0 || i > prompt.logprobs.size()) {
+      lists["token_logprobs"].push_back(nullptr);
+      lists["top_logprobs"].push_back(nullptr);
+      continue;
+    }
+    const TokenLogprob& lp = prompt.logprobs[i - 1];
+    lists["token_logprobs"].push_back(finite_logprob(lp.logprob));
+    json top = json::object();
+    top[b] = finite_logprob(lp.logprob);
+    for (const auto& [id, value] : lp.top) top[bytes(id)] = finite_logprob(value);
+    lists["top_logprobs"].push_back(std::move(top));
+  }
+  json out = completion_logprobs(output, bytes, text_offset);
+  for (auto& [key, values] : out.items()) {
+    for (auto& v : values) lists[key].push_back(std::move(v));
+  }
+  return lists;
+}
+
+// vLLM's prompt_logprobs: null for the first prompt token, then per token a map from token id
+// to {logprob, rank, decoded_token} holding the prompt's token and the best alternatives.
+json prompt_logprobs_json(const PromptSide& prompt, const TokenBytes& bytes) {
+  json list = json::array();
+  list.push_back(nullptr);
+  for (size_t i = 0; i < prompt.logprobs.size(); ++i) {
+    const TokenLogprob& lp = prompt.logprobs[i];
+    json entry = json::object();
+    int32_t rank = 0;
+    for (const auto& [id, value] : lp.top) {
+      entry[std::to_string(id)] = {
+          {"logprob", finite_logprob(value)}, {"rank", ++rank}, {"decoded_token", bytes(id)}};
+    }
+    entry[std::to_string(lp.token_id)] = {{"logprob", finite_logprob(lp.logprob)},
+                                          {"rank", lp.rank},
+                                          {"decoded_token", bytes(lp.token_id)}};
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
 json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lps, const TokenBytes& bytes,
                    int64_t* text_offset) {
   return e == Endpoint::kChat ? chat_logprobs(lps, bytes)
@@ -122,8 +175,11 @@ json completion_body(const ResponseMeta& meta, const std::vector<ChoiceOutput>& 
   for (const auto& c : choices) {
     int64_t offset = 0;
     json choice = {{"index", c.index}, {"finish_reason", c.finish_reason}};
-    choice["logprobs"] =
-        with_logprobs ? logprobs_json(meta.endpoint, c.logprobs, bytes, &offset) : json(nullptr);
+    const bool echo = meta.endpoint == Endpoint::kCompletion && c.prompt.echo;
+    choice["logprobs"] = !with_logprobs ? json(nullptr)
+                         : echo         ? echoed_logprobs(c.prompt, c.logprobs, bytes, &offset)
+                                        : logprobs_json(meta.endpoint, c.logprobs, bytes, &offset);
+    if (c.prompt.with_logprobs) choice["prompt_logprobs"] = prompt_logprobs_json(c.prompt, bytes);
     if (meta.endpoint == Endpoint::kChat) {
       json message = {{"role", "assistant"}};
       const bool null_content = (c.reasoning_parsed || c.tools_parsed) && c.text.empty();
@@ -142,7 +198,7 @@ json completion_body(const ResponseMeta& meta, const std::vector<ChoiceOutput>& 
       }
       choice["message"] = std::move(message);
     } else {
-      choice["text"] = c.text;
+      choice["text"] = echo ? c.prompt.text + c.text : c.text;
     }
     list.push_back(std::move(choice));
   }
@@ -184,9 +240,15 @@ json stream_chunk(const ResponseMeta& meta, const ChunkDelta& delta, bool usage_
   } else {
     choice["text"] = delta.text;
   }
-  choice["logprobs"] = delta.logprobs
-                           ? logprobs_json(meta.endpoint, *delta.logprobs, bytes, text_offset)
-                           : json(nullptr);
+  // A choice's first chunk carries the echoed prompt (completions) and prompt_logprobs.
+  const PromptSide* prompt = delta.prompt;
+  const bool echo = prompt && prompt->echo && meta.endpoint == Endpoint::kCompletion;
+  if (echo) choice["text"] = prompt->text + delta.text;
+  choice["logprobs"] = !delta.logprobs ? json(nullptr)
+                       : echo ? echoed_logprobs(*prompt, *delta.logprobs, bytes, text_offset)
+                              : logprobs_json(meta.endpoint, *delta.logprobs, bytes, text_offset);
+  if (prompt && prompt->with_logprobs)
+    choice["prompt_logprobs"] = prompt_logprobs_json(*prompt, bytes);
   choice["finish_reason"] = delta.finish_reason ? json(*delta.finish_reason) : json(nullptr);
   json chunk = {{"id", meta.id},
                 {"object", object_name(meta.endpoint, true)},

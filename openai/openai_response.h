@@ -34,6 +34,16 @@ struct Usage {
   int64_t cached_tokens = 0;
 };
 
+// The prompt side of a choice: /v1/completions' echo and vLLM's prompt_logprobs.
+struct PromptSide {
+  bool echo = false;           // completions: the prompt's text (and token logprobs) come first
+  bool with_logprobs = false;  // the choice carries prompt_logprobs (the first entry null)
+  std::string text;            // the prompt as sent (echo)
+  std::vector<int32_t> ids;
+  std::vector<TokenLogprob> logprobs;  // entry i scores ids[i + 1]
+  bool any() const { return echo || with_logprobs; }
+};
+
 struct ChoiceOutput {
   int32_t index = 0;
   std::string text;  // chat: the answer (content) once a reasoning parser has split the reply
@@ -47,6 +57,7 @@ struct ChoiceOutput {
   // the reply was only calls.
   bool tools_parsed = false;
   std::vector<chat::ToolCall> tool_calls = {};
+  PromptSide prompt = {};
 };
 
 // "stop" | "length"; abort and error never reach a successful body.
@@ -71,6 +82,8 @@ struct ChunkDelta {
   // later ones index and an arguments fragment.
   std::vector<chat::ToolCallDelta> tool_calls = {};
   const std::vector<TokenLogprob>* logprobs = nullptr;  // null: "logprobs": null
+  // The first chunk of a choice whose request echoes or scores its prompt: that side of it.
+  const PromptSide* prompt = nullptr;
   std::optional<std::string> finish_reason;
 };
 nlohmann::json stream_chunk(const ResponseMeta& meta, const ChunkDelta& delta, bool usage_field,

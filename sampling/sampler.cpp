@@ -143,4 +143,15 @@ SampleResult Sampler::sample(float* logits, int32_t vocab, const SamplingParams&
   return r;
 }
 
+SampleResult Sampler::score(float* logits, int32_t vocab, int32_t token, int32_t top_n) {
+  const int32_t argmax = sanitize_and_argmax(logits, vocab);
+  SampleResult r;
+  r.token = token;
+  fill_logprobs(logits, vocab, logits[argmax], top_n, r);
+  const ScoredToken self{logits[token], token};
+  r.rank = 1;
+  for (int32_t i = 0; i < vocab; ++i) r.rank += ranks_before({logits[i], i}, self) ? 1 : 0;
+  return r;
+}
+
 }  // namespace ps

@@ -15,6 +15,7 @@ struct SampleResult {
   // params.logprobs best (token, logprob) pairs, best first (lower id first on ties).
   float logprob = 0;
   std::vector<std::pair<int32_t, float>> top;
+  int32_t rank = 0;  // score() only: 1 + the tokens ranked above `token` (ranks_before)
 };
 
 // Picks one token from one row of logits. Steps, in order:
@@ -39,6 +40,10 @@ class Sampler {
   // logits: one row of `vocab` floats; modified in place (holds the processed logits after).
   static SampleResult sample(float* logits, int32_t vocab, const SamplingParams& p,
                              const SamplingContext& ctx, RequestRng& rng);
+  // The model's log-probability of `token` in one row of raw logits (log_softmax, no logit
+  // processors: a prompt token was not sampled), and the `top_n` best as sample() reports them.
+  // The row is modified in place (NaN -> -inf).
+  static SampleResult score(float* logits, int32_t vocab, int32_t token, int32_t top_n);
 };
 
 }  // namespace ps

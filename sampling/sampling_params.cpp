@@ -59,8 +59,9 @@ bool check_all(const SamplingParams& p, int32_t vocab, Checker& c) {
   if (!c.in_range("repetition_penalty", p.repetition_penalty, 0.0f, 2.0f, true, "(0, 2]")) {
     return false;
   }
-  if (p.max_tokens < 1) {
-    return c.fail("max_tokens", "max_tokens must be at least 1, got " + show(p.max_tokens));
+  // 0 scores the prompt (prompt_logprobs) and generates nothing.
+  if (p.max_tokens < 0) {
+    return c.fail("max_tokens", "max_tokens must be at least 0, got " + show(p.max_tokens));
   }
   if (p.min_tokens < 0 || p.min_tokens > p.max_tokens) {
     return c.fail("min_tokens", "min_tokens must be in [0, max_tokens] = [0, " +
@@ -71,6 +72,10 @@ bool check_all(const SamplingParams& p, int32_t vocab, Checker& c) {
   }
   if (p.logprobs < -1 || p.logprobs > 20) {
     return c.fail("logprobs", "logprobs must be in [0, 20] (or absent), got " + show(p.logprobs));
+  }
+  if (p.prompt_logprobs < -1 || p.prompt_logprobs > 20) {
+    return c.fail("prompt_logprobs",
+                  "prompt_logprobs must be in [0, 20] (or absent), got " + show(p.prompt_logprobs));
   }
   if (p.stop.size() > 16) {
     return c.fail("stop", "stop may hold at most 16 strings, got " + show(p.stop.size()));

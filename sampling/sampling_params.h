@@ -20,13 +20,16 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;   // [-2, 2]
   float repetition_penalty = 1.0f;  // (0, 2], multiplicative over prompt + output
   std::optional<uint64_t> seed;
-  int32_t max_tokens = 16;  // >= 1
+  int32_t max_tokens = 16;  // >= 0; 0 scores the prompt (prompt_logprobs) and generates nothing
   int32_t min_tokens = 0;   // EOS and stops are suppressed before this many tokens
   int32_t n = 1;
   std::vector<std::string> stop;  // at most 16, none empty
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
   int32_t logprobs = -1;  // -1: none; 0: chosen token only; k: chosen + top-k (k <= 20)
+  // Likewise for each prompt token after the first, scored by the same forward that computes
+  // the prompt (vLLM's prompt_logprobs; echo with logprobs).
+  int32_t prompt_logprobs = -1;
   std::map<int32_t, float> logit_bias;  // token id -> bias in [-100, 100]
   bool skip_special_tokens = true;
   // Constrained decoding (response_format, structured_outputs, tools; structured/): the engine

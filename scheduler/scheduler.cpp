@@ -30,6 +30,11 @@ void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapte
   s->queue_pos_ = waiting_.insert(waiting_.end(), s);
 }
 
+void Scheduler::want_prompt_logits(SeqId id) {
+  Sequence* seq = lookup(id);
+  if (seq != nullptr) seq->prompt_logits_ = true;
+}
+
 StepPlan Scheduler::schedule() {
   Step step;
   step.budget = config_.max_batched_tokens;
@@ -107,7 +112,10 @@ void Scheduler::admit_waiting(Step& step) {
       reject(seq);
       continue;
     }
-    const PrefixMatch match = blocks_.match_prefix(seq->tokens(), seq->adapter().prefix_root);
+    // A sequence that wants its prompt rows' logits computes every row: no cached prefix.
+    PrefixMatch match;
+    match.root = seq->adapter().prefix_root;
+    if (!seq->prompt_logits()) match = blocks_.match_prefix(seq->tokens(), match.root);
     const int32_t n = std::min(seq->num_tokens() - match.num_tokens, step.budget);
     const int32_t slots = match.num_tokens + n;
     if (!blocks_.can_allocate(match, slots)) break;

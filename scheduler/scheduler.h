@@ -1,6 +1,7 @@
 #pragma once
-// Continuous batching (docs/architecture.md §3): which sequences run this step, with how many tokens, in
-// which KV blocks. One engine thread calls schedule() -> model -> postprocess() -> finish().
+// Continuous batching (docs/architecture.md §3): which sequences run this step, with how many
+// tokens, in which KV blocks. One engine thread calls schedule() -> model -> postprocess() ->
+// finish().
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -40,6 +41,10 @@ class Scheduler {
   // Sequences draft only when allowed (the engine leaves out constrained requests). Unknown
   // id: no-op.
   void allow_speculation(SeqId id, int32_t max_total_tokens);
+
+  // Makes `id`'s prompt rows return logits (prompt logprobs; StepPlan::prompt_rows): it never
+  // takes K/V from the prefix cache, so every prompt row is computed. Unknown id: no-op.
+  void want_prompt_logits(SeqId id);
 
   // Builds one step: every running sequence's next token first, then prefill chunks of
   // partially prefilled and waiting sequences, oldest first, within max_batched_tokens and

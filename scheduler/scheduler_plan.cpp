@@ -53,6 +53,15 @@ StepPlan Scheduler::build_plan(const Step& step) const {
       plan.num_draft_tokens.push_back(drafts);
       any_drafts = any_drafts || drafts > 0;
     }
+    // Prompt logprobs: row `pos` scores prompt token pos + 1, so the rows up to the one before
+    // the last prompt token (that one is the sampling row, scoring the first output token).
+    if (seq->prompt_logits()) {
+      const int32_t last = std::min(end, seq->num_prompt_tokens() - 1);
+      if (begin < last) {
+        const int32_t row0 = plan.query_start[s];
+        plan.prompt_rows.push_back({s, row0, row0 + (last - begin)});
+      }
+    }
     if (seq->adapter().slot >= 0 && plan.lora_slot.empty()) plan.lora_slot.assign(num_seqs, -1);
     if (!plan.lora_slot.empty()) plan.lora_slot[s] = seq->adapter().slot;
     if (seq->scheduled_tokens_ == 1 + drafts && end == committed + drafts &&

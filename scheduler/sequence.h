@@ -57,6 +57,8 @@ class Sequence {
   // (empty between steps), and the token count drafts may reach (0: this sequence never drafts).
   const std::vector<int32_t>& draft() const { return draft_; }
   int32_t speculation_limit() const { return speculation_limit_; }
+  // Its prompt rows return logits (Scheduler::want_prompt_logits).
+  bool prompt_logits() const { return prompt_logits_; }
 
  private:
   friend class Scheduler;
@@ -86,6 +88,7 @@ class Sequence {
   int32_t scheduled_tokens_ = 0;  // including the draft
   std::vector<int32_t> draft_;
   int32_t speculation_limit_ = 0;
+  bool prompt_logits_ = false;
 };
 
 }  // namespace ps

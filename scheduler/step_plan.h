@@ -1,8 +1,9 @@
 #pragma once
-// The contract between scheduler/ and model/: one packed, batched forward step (docs/architecture.md §3).
-// Data only (vectors and counts, no scheduler logic, nothing included but the standard library):
-// it is the one header of scheduler/ that model/ reads, and the only thing model/ links of it
-// (target pagedserve_step_plan), so the model compiles and is tested without the scheduler.
+// The contract between scheduler/ and model/: one packed, batched forward step
+// (docs/architecture.md §3). Data only (vectors and counts, no scheduler logic, nothing included
+// but the standard library): it is the one header of scheduler/ that model/ reads, and the only
+// thing model/ links of it (target pagedserve_step_plan), so the model compiles and is tested
+// without the scheduler.
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct StepPlan {
   // token's row, then each draft's), so there are sum(1 + n) logit rows in all. Empty: no
   // drafts anywhere (one row per sample index, as without speculation).
   std::vector<int32_t> num_draft_tokens;
+  // Prompt logprobs (a request's prompt_logprobs or echo): packed rows [begin, end) of sequence
+  // seq_index whose logits also come back, after every sampling row, in this order. Row r
+  // scores the prompt token at position positions[r] + 1; a sampling row is never listed here.
+  struct PromptRows {
+    int32_t seq_index = 0;
+    int32_t begin = 0;
+    int32_t end = 0;
+  };
+  std::vector<PromptRows> prompt_rows;
   // S: the LoRA adapter slot each sequence runs with (-1: the base model alone), or empty when
   // every sequence is base. Slots index the runner's resident adapters (cpu/lora_bank.h).
   std::vector<int32_t> lora_slot;
@@ -48,13 +58,17 @@ struct StepPlan {
   int32_t drafts_of(size_t sample) const {
     return num_draft_tokens.empty() ? 0 : num_draft_tokens[sample];
   }
-  // The packed rows whose logits the model returns, in order (see num_draft_tokens).
+  // The packed rows whose logits the model returns, in order: the sampling rows (see
+  // num_draft_tokens), then the prompt rows.
   std::vector<int32_t> logit_rows() const {
     std::vector<int32_t> rows;
     rows.reserve(sample_indices.size());
     for (size_t i = 0; i < sample_indices.size(); ++i) {
       const int32_t end = query_start[sample_indices[i] + 1];
       for (int32_t r = end - 1 - drafts_of(i); r < end; ++r) rows.push_back(r);
+    }
+    for (const PromptRows& p : prompt_rows) {
+      for (int32_t r = p.begin; r < p.end; ++r) rows.push_back(r);
     }
     return rows;
   }

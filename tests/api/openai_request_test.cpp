@@ -199,6 +199,22 @@ TEST(OpenAiRequest, CompletionPromptShapes) {
   auto lp = ok(R"({"prompt":"x","logprobs":2})", Endpoint::kCompletion);
   EXPECT_TRUE(lp.want_logprobs);
   EXPECT_EQ(lp.params.logprobs, 2);
+  // echo scores the prompt with the output's logprobs count; max_tokens 0 generates nothing.
+  auto echo =
+      ok(R"({"prompt":"x","logprobs":2,"echo":true,"max_tokens":0})", Endpoint::kCompletion);
+  EXPECT_TRUE(echo.echo);
+  EXPECT_EQ(echo.params.prompt_logprobs, 2);
+  EXPECT_EQ(echo.params.max_tokens, 0);
+  EXPECT_FALSE(echo.want_prompt_logprobs) << "no prompt_logprobs field unless asked";
+  auto echo_only = ok(R"({"prompt":"x","echo":true})", Endpoint::kCompletion);
+  EXPECT_EQ(echo_only.params.prompt_logprobs, -1) << "echo without logprobs scores nothing";
+  auto plp =
+      ok(R"({"prompt":"x","prompt_logprobs":0,"logprobs":3,"echo":true})", Endpoint::kCompletion);
+  EXPECT_TRUE(plp.want_prompt_logprobs);
+  EXPECT_EQ(plp.params.prompt_logprobs, 3) << "the larger of the two";
+  auto chat_plp = ok(R"({"messages":[{"role":"user","content":"hi"}],"prompt_logprobs":4})");
+  EXPECT_TRUE(chat_plp.want_prompt_logprobs);
+  EXPECT_EQ(chat_plp.params.prompt_logprobs, 4);
 }
 
 struct BadCase {
@@ -272,7 +288,10 @@ TEST(OpenAiRequest, RejectsBadInputNamingTheField) {
       {R"({"prompt":[[1],[]]})", "prompt[1]", Endpoint::kCompletion},
       {R"({"prompt":"x","logprobs":true})", "logprobs", Endpoint::kCompletion},
       {R"({"prompt":"x","logprobs":30})", "logprobs", Endpoint::kCompletion},
-      {R"({"prompt":"x","echo":true})", "echo", Endpoint::kCompletion},
+      {R"({"prompt":"x","max_tokens":-1})", "max_tokens", Endpoint::kCompletion},
+      {R"({"prompt":"x","prompt_logprobs":21})", "prompt_logprobs", Endpoint::kCompletion},
+      {R"({"prompt":"x","prompt_logprobs":-1})", "prompt_logprobs", Endpoint::kCompletion},
+      {R"({"messages":[{"role":"user","content":"hi"}],"prompt_logprobs":99})", "prompt_logprobs"},
       {R"({"prompt":"x","suffix":"y"})", "suffix", Endpoint::kCompletion},
   };
   for (const auto& c : cases) {

@@ -36,7 +36,7 @@ TEST(OpenAiResponse, ErrorBodyShape) {
   EXPECT_EQ(j["error"]["param"], "n");
   EXPECT_TRUE(j["error"]["code"].is_null());
   ApiError no_param;
-  no_param.message = "x";
+  no_param.message.push_back('x');  // (= "x" trips a GCC 12 -Wrestrict false positive here)
   EXPECT_TRUE(error_json(no_param)["error"]["param"].is_null());
 }
 
@@ -106,6 +106,48 @@ TEST(OpenAiResponse, CompletionBodyWithLogprobs) {
   EXPECT_EQ(ch["logprobs"]["token_logprobs"][1], -0.25);
   EXPECT_EQ(ch["logprobs"]["text_offset"], json::array({0, 1}));
   EXPECT_EQ(ch["logprobs"]["top_logprobs"][0]["b"], -1.0);
+}
+
+// Echo puts the prompt before the text and its tokens before the output's, the first with a
+// null logprob; prompt_logprobs is vLLM's list (null, then id -> logprob, rank, decoded_token).
+TEST(OpenAiResponse, CompletionEchoAndPromptLogprobs) {
+  ChoiceOutput c{0, "c", {{2, -0.1f, {}}}, "length"};
+  c.prompt.echo = true;
+  c.prompt.with_logprobs = true;
+  c.prompt.text = "ab";
+  c.prompt.ids = {0, 1};
+  c.prompt.logprobs = {{1, -2.0f, {{0, -0.5f}}, 3}};
+  json j = completion_body(meta(Endpoint::kCompletion), {c}, {2, 1, 0}, true, bytes_of);
+  const json& ch = j["choices"][0];
+  EXPECT_EQ(ch["text"], "abc");
+  EXPECT_EQ(ch["logprobs"]["tokens"], json::array({"a", "b", "c"}));
+  EXPECT_EQ(ch["logprobs"]["token_logprobs"], json::parse("[null, -2.0, -0.10000000149011612]"));
+  EXPECT_EQ(ch["logprobs"]["top_logprobs"][0], nullptr);
+  EXPECT_EQ(ch["logprobs"]["top_logprobs"][1], json::parse(R"({"b": -2.0, "a": -0.5})"));
+  EXPECT_EQ(ch["logprobs"]["text_offset"], json::array({0, 1, 2}));
+  EXPECT_EQ(ch["prompt_logprobs"],
+            json::parse(R"([null, {"0": {"logprob": -0.5, "rank": 1, "decoded_token": "a"},
+                                   "1": {"logprob": -2.0, "rank": 3, "decoded_token": "b"}}])"));
+  // Streamed, the choice's first chunk carries the same, and later ones only their tokens.
+  std::vector<TokenLogprob> first = {{2, -0.1f, {}}};
+  ChunkDelta d;
+  d.text = "c";
+  d.logprobs = &first;
+  d.prompt = &c.prompt;
+  int64_t off = 0;
+  json a = stream_chunk(meta(Endpoint::kCompletion), d, false, bytes_of, &off);
+  EXPECT_EQ(a["choices"][0]["text"], "abc");
+  EXPECT_EQ(a["choices"][0]["logprobs"]["text_offset"], json::array({0, 1, 2}));
+  EXPECT_EQ(a["choices"][0]["prompt_logprobs"], ch["prompt_logprobs"]);
+  d.prompt = nullptr;
+  json b = stream_chunk(meta(Endpoint::kCompletion), d, false, bytes_of, &off);
+  EXPECT_EQ(b["choices"][0]["text"], "c");
+  EXPECT_FALSE(b["choices"][0].contains("prompt_logprobs"));
+  // Without echo a completion's text is its own; chat never echoes.
+  c.prompt.echo = false;
+  EXPECT_EQ(completion_body(meta(Endpoint::kCompletion), {c}, {2, 1, 0}, false,
+                            bytes_of)["choices"][0]["text"],
+            "c");
 }
 
 TEST(OpenAiResponse, ChatLogprobsCarryBytes) {

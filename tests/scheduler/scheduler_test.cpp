@@ -211,6 +211,38 @@ TEST(Scheduler, PrefixCacheServesALaterRequest) {
   EXPECT_EQ(sched.block_manager().num_active_blocks(), 0);
 }
 
+// Prompt logprobs: every chunk lists its prompt rows (the last row of a chunk scores the next
+// chunk's first token; the sampling row is never listed), and the cached prefix is not used.
+TEST(Scheduler, PromptLogitRowsCoverThePromptAcrossChunks) {
+  Scheduler sched(cfg(32, 4, 64, 4));
+  FakeModel model(sched.config());
+  std::map<SeqId, std::vector<int32_t>> outputs;
+  const auto a = iota_tokens(10);
+  sched.add(1, a);
+  drain(sched, model, {{1, 1}}, outputs);  // a's first 8 tokens are now cached
+
+  sched.add(2, a);
+  sched.want_prompt_logits(2);
+  std::vector<int32_t> scored_positions;
+  for (int step = 0; step < 3; ++step) {
+    const StepPlan plan = run_step(sched, model);
+    ASSERT_EQ(plan.seq_ids, std::vector<SeqId>{2});
+    for (const StepPlan::PromptRows& p : plan.prompt_rows) {
+      EXPECT_EQ(p.seq_index, 0);
+      for (int32_t r = p.begin; r < p.end; ++r) scored_positions.push_back(plan.positions[r]);
+    }
+    const std::vector<int32_t> rows = plan.logit_rows();
+    EXPECT_EQ(
+        rows.size(),
+        plan.sample_indices.size() +
+            (plan.prompt_rows.empty() ? 0 : plan.prompt_rows[0].end - plan.prompt_rows[0].begin));
+  }
+  // Positions 0..8 score tokens 1..9; position 9 is the sampling row of the last chunk.
+  EXPECT_EQ(scored_positions, std::vector<int32_t>({0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(sched.find(2)->num_cached_prompt_tokens(), 0) << "no prefix reuse";
+  EXPECT_EQ(sched.find(2)->num_output_tokens(), 1);
+}
+
 TEST(Scheduler, ExactlyCachedPromptComputesItsLastBlock) {
   Scheduler sched(cfg(32, 4));
   FakeModel model(sched.config());
