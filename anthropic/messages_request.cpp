@@ -48,12 +48,18 @@ void translate_turn(const json& m, const nlohmann::ordered_json& om, size_t inde
   const std::string where = "messages[" + std::to_string(index) + "]";
   if (!m.is_object()) wrong_type(where, "an object", m);
   const std::string role = get_string(m, "role").value_or("");
-  if (role != "user" && role != "assistant") {
+  if (role != "user" && role != "assistant" && role != "system") {
     reject(where + ".role",
-           "'" + where + ".role' is '" + role + "'; it must be 'user' or 'assistant'");
+           "'" + where + ".role' is '" + role + "'; it must be 'user', 'assistant' or 'system'");
   }
   const json* content = find(m, "content");
   if (!content) reject(where + ".content", "'" + where + ".content' is required");
+  // A system turn inside the conversation (Claude Code sends one after the first user turn):
+  // text only, a system message where it stands.
+  if (role == "system") {
+    out.push_back({{"role", "system"}, {"content", text_of_blocks(*content, where + ".content")}});
+    return;
+  }
   if (content->is_string()) {
     out.push_back({{"role", role}, {"content", *content}});
     return;
@@ -191,11 +197,12 @@ json translate(std::string_view text, MessagesRoute route) {
   if (const json* thinking = find(body, "thinking")) {
     if (!thinking->is_object()) wrong_type("thinking", "an object", *thinking);
     const std::string type = get_string(*thinking, "type").value_or("");
-    if (type != "enabled" && type != "disabled") {
+    if (type != "enabled" && type != "disabled" && type != "adaptive") {
       reject("thinking.type",
-             "'thinking.type' is '" + type + "'; it must be 'enabled' or 'disabled'");
+             "'thinking.type' is '" + type + "'; it must be 'enabled', 'disabled' or 'adaptive'");
     }
-    chat["chat_template_kwargs"] = {{"enable_thinking", type == "enabled"}};
+    // adaptive: the model decides whether to think, which is the template's default.
+    if (type != "adaptive") chat["chat_template_kwargs"] = {{"enable_thinking", type == "enabled"}};
   }
   if (route == MessagesRoute::kCreate) {
     if (auto stream = get_bool(body, "stream")) chat["stream"] = *stream;

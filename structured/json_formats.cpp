@@ -1,8 +1,10 @@
 // Each grammar accepts a subset of what its RFC allows, never more: dates between 1000 and 9999
 // with day-of-month limits (29 February left out, since it needs the year), RFC 3339 times
 // without leap seconds, e-mail addresses as dot-atoms at a dotted domain, IPv4 without leading
-// zeros (Python's ipaddress rejects them). Not enforced (so refused): hostname, uri, ipv6 and
-// the rest, whose length or syntax rules this grammar form cannot state briefly.
+// zeros (Python's ipaddress rejects them), URIs as a scheme, ":" and at least one character
+// RFC 3986 allows unescaped (or a %XX escape; no spaces, quotes or backslashes). Not enforced
+// (so refused): hostname, ipv6 and the rest, whose length or syntax rules this grammar form
+// cannot state briefly.
 
 #include "structured/json_formats.h"
 
@@ -29,10 +31,14 @@ const std::string kOctet =
     "(\"25\" [0-5] | \"2\" [0-4] [0-9] | \"1\" [0-9] [0-9] | [1-9] [0-9] | [0-9])";
 const std::string kIpv4 = kOctet + " \".\" " + kOctet + " \".\" " + kOctet + " \".\" " + kOctet;
 
+const std::string kUri =
+    "[a-zA-Z] [a-zA-Z0-9+.-]* \":\" ([a-zA-Z0-9._~:/?#@!$&'()*+,;=-] | \"[\" | \"]\" | \"%\" "
+    "[0-9a-fA-F] [0-9a-fA-F])+";
+
 const std::map<std::string, std::string>& formats() {
   static const std::map<std::string, std::string> table = {
       {"date", kDate}, {"time", kTime},   {"date-time", kDate + " \"T\" " + kTime},
-      {"uuid", kUuid}, {"email", kEmail}, {"ipv4", kIpv4},
+      {"uuid", kUuid}, {"email", kEmail}, {"ipv4", kIpv4}, {"uri", kUri},
   };
   return table;
 }

@@ -101,6 +101,16 @@ bool is_annotation(const std::string& key) {
   return kAnnotations.count(key) != 0;
 }
 
+bool names_are_any_string(const SchemaJson& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (!v.is_object()) return false;
+  for (const auto& [key, value] : v.items()) {
+    if (is_annotation(key)) continue;
+    if (key != "type" || value != "string") return false;
+  }
+  return true;
+}
+
 void schema_error(const std::string& ptr, const std::string& what) {
   throw StructuredError(what + " (at JSON pointer '" + (ptr.empty() ? "" : ptr) + "')",
                         ptr.empty() ? "/" : ptr);
@@ -171,6 +181,9 @@ std::string SchemaCompiler::visit(const SchemaJson& s, const std::string& ptr) {
   bool assertions_beside_ref = false;
   for (const auto& [key, value] : s.items()) {
     if (is_annotation(key)) continue;
+    // Every member name is a string: propertyNames that says only that (Claude Code's tool
+    // schemas do) holds of every object, and needs no enforcing.
+    if (key == "propertyNames" && names_are_any_string(value)) continue;
     if (!kEnforced.count(key)) {
       schema_error(child_ptr(ptr, key), "the JSON Schema keyword '" + key + "' is not supported");
     }

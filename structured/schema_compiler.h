@@ -70,6 +70,8 @@ std::string dump_json_text(const SchemaJson& v);
 // The types a schema's `type` (+ nullable) names, or nullopt when it names none.
 std::optional<std::set<std::string>> declared_types(const SchemaJson& s, const std::string& ptr);
 bool is_annotation(const std::string& key);
+// A propertyNames schema every member name meets: true, {} or {"type": "string"}.
+bool names_are_any_string(const SchemaJson& v);
 // "/properties/a" -> "properties-a": a readable rule name for a schema node.
 std::string rule_hint(const std::string& ptr);
 // The value of a count keyword of `s` (minLength, maxItems, ...; present): a non-negative

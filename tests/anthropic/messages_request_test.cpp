@@ -57,6 +57,17 @@ TEST(MessagesRequest, SystemStringOrBlocksBecomesTheFirstMessage) {
   }
 }
 
+// Claude Code sends a system turn after the first user turn: a system message where it stands.
+TEST(MessagesRequest, ASystemTurnInsideTheConversationStaysWhereItIs) {
+  json chat = ok({{"max_tokens", 1},
+                  {"messages",
+                   {user("hi"),
+                    {{"role", "system"},
+                     {"content", json::array({{{"type", "text"}, {"text", "be brief"}}})}}}}});
+  ASSERT_EQ(chat["messages"].size(), 2u);
+  EXPECT_EQ(chat["messages"][1], json({{"role", "system"}, {"content", "be brief"}}));
+}
+
 TEST(MessagesRequest, ToolUseAndToolResultBecomeToolCallsAndToolMessages) {
   json body = {{"max_tokens", 1},
                {"messages",
@@ -148,6 +159,9 @@ TEST(MessagesRequest, ThinkingSetsTheTemplatesSwitch) {
   EXPECT_EQ(ok(body)["chat_template_kwargs"], json({{"enable_thinking", true}}));
   body["thinking"] = {{"type", "disabled"}};
   EXPECT_EQ(ok(body)["chat_template_kwargs"], json({{"enable_thinking", false}}));
+  // adaptive (Claude Code's default): the model decides, so the template keeps its default.
+  body["thinking"] = {{"type", "adaptive"}};
+  EXPECT_FALSE(ok(body).contains("chat_template_kwargs"));
   body["thinking"] = {{"type", "sometimes"}};
   EXPECT_EQ(err(body.dump()).param, "thinking.type");
 }
@@ -164,7 +178,9 @@ TEST(MessagesRequest, MistakesNameTheMessagesField) {
       {R"({"max_tokens":0,"messages":[{"role":"user","content":"x"}]})", "max_tokens"},
       {R"({"max_tokens":1})", "messages"},
       {R"({"max_tokens":1,"messages":[]})", "messages"},
-      {R"({"max_tokens":1,"messages":[{"role":"system","content":"x"}]})", "messages[0].role"},
+      {R"({"max_tokens":1,"messages":[{"role":"tool","content":"x"}]})", "messages[0].role"},
+      {R"({"max_tokens":1,"messages":[{"role":"system","content":[{"type":"image"}]}]})",
+       "messages[0].content[0].type"},
       {R"({"max_tokens":1,"messages":[{"role":"user"}]})", "messages[0].content"},
       {R"({"max_tokens":1,"messages":[{"role":"user","content":[{"type":"image"}]}]})",
        "messages[0].content[0].type"},

@@ -165,7 +165,7 @@ await expectError('an image block', {
 }, 400, 'invalid_request_error', 'messages[0].content[0].type');
 await expectError('a server tool', { ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: question },
   400, 'invalid_request_error', 'tools[0].type');
-await expectError('role system in messages', { ...base, messages: [{ role: 'system', content: 'x' }] },
+await expectError('role tool in messages', { ...base, messages: [{ role: 'tool', content: 'x' }] },
   400, 'invalid_request_error', 'messages[0].role');
 await expectError('an unknown model', { ...base, model: 'no-such-model', messages: question }, 404, 'not_found_error', 'no-such-model');
 const raw = await fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"model":' });
