@@ -88,6 +88,9 @@ constexpr const char* kUsage =
     "      --spec-rounds N on/off pairs, median ratio)\n"
     "      [--lora-modules NAME=PATH ... --lora-mix NAME,NAME,... (adds a run with request i\n"
     "      on adapter i mod k, vs the base alone) [--max-lora-rank 64]]\n"
+    "      [--scoring-mix (adds runs with one prompt-scoring request (max_tokens 0,\n"
+    "      prompt_logprobs) always in flight beside the workload, and its control: one generated\n"
+    "      token from the same prompts; the workload's output tok/s vs none)]\n"
     "  pagedserve bench serve [--url http://127.0.0.1:8000] [--num-prompts 64] [--input-len 64]\n"
     "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--vocab-size 6400]\n"
     "      [--max-concurrency N | --concurrency 1,4,16,64] [--request-rate R]\n"
@@ -153,11 +156,68 @@ void print_memory(const std::string& dir, const ModeResult& r, json* report) {
                          {"peak_rss_bytes", peak_rss}};
 }
 
+// --scoring-mix (issue #36): the workload with a prompt-scoring side stream, with its control
+// (the same prompts, one generated token, no prompt logprobs) and without; the three alternated
+// twice, best of each, as the LoRA mix is.
+json compare_scoring_mix(const LoadedModel& model, std::shared_ptr<const Tokenizer> tokenizer,
+                         const EngineConfig& config, const Workload& w) {
+  // One sequence slot more than the workload's, so the side request runs beside all of it
+  // instead of waiting for a workload request to end.
+  EngineConfig wide = config;
+  wide.max_num_seqs += 1;
+  const int32_t concurrency = config.max_num_seqs;
+  const OfflineSideStream score{true}, control{false};
+  ModeResult best[3];
+  const char* names[3] = {"continuous", "scoring", "prefill-1"};
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 3; ++k) {
+      const OfflineSideStream* side = k == 0 ? nullptr : k == 1 ? &score : &control;
+      ModeResult m =
+          run_offline_mode(names[k], model, tokenizer, wide, w, concurrency, nullptr, side);
+      print_mode(m);
+      if (round == 0 || m.output_tok_s() > best[k].output_tok_s()) best[k] = m;
+    }
+  }
+  const ModeResult &best_base = best[0], &best_score = best[1], &best_control = best[2];
+  const double vs_none = best_score.output_tok_s() / best_base.output_tok_s();
+  const double vs_control = best_score.output_tok_s() / best_control.output_tok_s();
+  // The workload's extra run time per side request: what one scored prompt costs the others,
+  // and what the same prefill without prompt logprobs costs them (side streams of different
+  // lengths compare per request).
+  auto per_request = [&](const ModeResult& m) {
+    return m.side_requests > 0
+               ? (best_base.output_tok_s() / m.output_tok_s() - 1) / double(m.side_requests)
+               : 0.0;
+  };
+  const double score_cost = per_request(best_score), control_cost = per_request(best_control);
+  std::printf(
+      "scoring side stream: %lld requests (%lld prompt tokens) scored beside the workload; "
+      "control: %lld one-token requests\n"
+      "workload output throughput with it / without: %.3fx; with it / with the control: %.3fx "
+      "(best of 2 each, alternated)\n"
+      "per side request the workload ran %.3f%% longer with a scored prompt, %.3f%% with the "
+      "control's prefill: prompt logprobs cost %.2fx a plain prefill\n",
+      static_cast<long long>(best_score.side_requests),
+      static_cast<long long>(best_score.side_prompt_tokens),
+      static_cast<long long>(best_control.side_requests), vs_none, vs_control, 100 * score_cost,
+      100 * control_cost, control_cost > 0 ? score_cost / control_cost : 0.0);
+  json out = to_json(best_score);
+  out["side_requests"] = best_score.side_requests;
+  out["side_prompt_tokens"] = best_score.side_prompt_tokens;
+  out["control"] = to_json(best_control);
+  out["control"]["side_requests"] = best_control.side_requests;
+  out["ratio_output_tok_s_vs_none"] = vs_none;
+  out["ratio_output_tok_s_vs_control"] = vs_control;
+  out["workload_slowdown_per_scored_request"] = score_cost;
+  out["workload_slowdown_per_control_request"] = control_cost;
+  return out;
+}
+
 int bench_offline(int argc, char** argv) {
   std::set<std::string> valued = {"model",       "num-prompts", "input-len",    "output-len",
                                   "range-ratio", "dataset",     "seed",         "json",
                                   "spec-rounds", "lora-mix",    "max-lora-rank"};
-  std::set<std::string> switches = {"skip-single", "no-probe"};
+  std::set<std::string> switches = {"skip-single", "no-probe", "scoring-mix"};
   const std::vector<LoraModuleFlag> lora_modules = take_lora_modules(argc, argv, 3);
   Flags flags = engine_command_flags(argc, argv, 3, valued, switches);
   const std::string dir = model_dir_from_flags(flags);
@@ -217,6 +277,8 @@ int bench_offline(int argc, char** argv) {
         lora_mix.size(), ratio);
     report["ratio_lora_mix_vs_base_output_tok_s"] = ratio;
   }
+  if (flags.on("scoring-mix"))
+    report["scoring_mix"] = compare_scoring_mix(model, tokenizer, config, w);
   if (!flags.on("skip-single")) {
     ModeResult single = run_offline_mode("single", model, tokenizer, config, w, 1);
     single_run = single;

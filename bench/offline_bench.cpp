@@ -25,7 +25,7 @@ struct Timing {
 ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
                             std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config,
                             const OfflineWorkload& workload, int32_t concurrency,
-                            const OfflineLoraMix* lora) {
+                            const OfflineLoraMix* lora, const OfflineSideStream* side) {
   Engine engine(model, std::move(tokenizer), config);
   if (lora != nullptr) lora->load(engine);
   ModeResult r;
@@ -84,12 +84,39 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
     }
   };
 
+  // The side stream: its own thread, one request in flight, until the workload is done.
+  std::atomic<bool> workload_done{false};
+  const int32_t vocab = engine.model_config().vocab_size;
+  auto side_worker = [&] {
+    for (size_t k = 0; !workload_done.load(); ++k) {
+      // A workload prompt under a first token of its own: the prefix cache serves neither
+      // kind of side request, so both compute their whole prompt.
+      std::vector<int32_t> prompt = workload.prompts[n - 1 - k % n];
+      prompt[0] = 3 + static_cast<int32_t>(k % static_cast<size_t>(vocab - 3));
+      Request req{std::move(prompt), {}};
+      req.params.temperature = 0;
+      req.params.max_tokens = side->score ? 0 : 1;
+      req.params.prompt_logprobs = side->score ? 0 : -1;
+      SubmitResult s = engine.submit(std::move(req));
+      if (std::holds_alternative<SubmitError>(s)) return;
+      auto stream = std::move(std::get<std::unique_ptr<RequestStream>>(s));
+      RequestOutput ev;
+      while (!stream->finished()) stream->next(&ev, std::chrono::milliseconds(1000));
+      r.side_requests += 1;
+      r.side_prompt_tokens += static_cast<int64_t>(workload.prompts[n - 1 - k % n].size());
+    }
+  };
+
   const Clock::time_point t0 = Clock::now();
   std::vector<std::thread> threads;
   const size_t workers = std::min(n, static_cast<size_t>(std::max(1, concurrency)));
+  std::thread side_thread;
+  if (side != nullptr && n > 0) side_thread = std::thread(side_worker);
   for (size_t k = 0; k < workers; ++k) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   r.seconds = secs(t0, Clock::now());
+  workload_done.store(true);
+  if (side_thread.joinable()) side_thread.join();
   if (!error.empty()) throw std::runtime_error(error);
 
   double ttft_sum = 0, tpot_sum = 0;

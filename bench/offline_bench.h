@@ -32,6 +32,9 @@ struct ModeResult {
   double forward_seconds = 0;          // the engine thread's time in model forwards
   int64_t weight_bytes = 0;            // held by the engine's runner
   int64_t weight_bytes_per_token = 0;  // read by one decode step
+  // A side stream's requests (OfflineSideStream) and their prompt tokens; the fields above
+  // count the workload alone.
+  int64_t side_requests = 0, side_prompt_tokens = 0;
   double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
   double output_tok_s() const { return output_tokens / seconds; }
 };
@@ -43,11 +46,21 @@ struct OfflineLoraMix {
   std::vector<std::string> mix;
 };
 
+// Requests beside the workload (issue #36): one at a time, from the start until the workload's
+// last request ends, each on a workload prompt with a first token of its own (no prefix-cache
+// hits). `score`: max_tokens 0 with prompt_logprobs 0 (a
+// prompt scored, every row's logits); otherwise the control, one generated token (the same
+// prefill, one row's logits).
+struct OfflineSideStream {
+  bool score = true;
+};
+
 // Runs the workload with at most `concurrency` requests in flight (1 = single-request mode),
 // greedy, ignore_eos, on a fresh engine (so neither mode warms the other's prefix cache).
 ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
                             std::shared_ptr<const Tokenizer> tokenizer, EngineConfig config,
                             const OfflineWorkload& workload, int32_t concurrency,
-                            const OfflineLoraMix* lora = nullptr);
+                            const OfflineLoraMix* lora = nullptr,
+                            const OfflineSideStream* side = nullptr);
 
 }  // namespace ps
