@@ -21,16 +21,11 @@ namespace {
 void respond_whole(const std::shared_ptr<const ServingContext>& ctx, Prepared& p,
                    ChoiceStreams& streams, ConnectionWatch& watch, httplib::Response& res) {
   auto whole = collect_whole(*ctx, p, streams, watch);
-  if (auto* e = std::get_if<ApiError>(&whole)) return send_error(res, *e);
-  // Nobody will read the answer; returning destroys the streams, which cancels them.
-  if (std::holds_alternative<PeerGone>(whole)) {
-    res.status = 499;
-    return;
-  }
-  const WholeReply& reply = std::get<WholeReply>(whole);
+  const WholeReply* reply = reply_or_answer(whole, res, send_error);
+  if (!reply) return;
   send_json(
       res, 200,
-      completion_body(p.meta, reply.choices, reply.usage, p.want_logprobs, token_bytes_of(ctx)));
+      completion_body(p.meta, reply->choices, reply->usage, p.want_logprobs, token_bytes_of(ctx)));
 }
 
 // An OpenAI stream: chat.completion.chunk / text_completion chunks, then data: [DONE].

@@ -35,4 +35,17 @@ void send_route_error(const httplib::Request& req, httplib::Response& res, const
   send_error(res, error);
 }
 
+const WholeReply* reply_or_answer(const std::variant<WholeReply, ApiError, PeerGone>& whole,
+                                  httplib::Response& res, ErrorSender send) {
+  if (auto* e = std::get_if<ApiError>(&whole)) {
+    send(res, *e);
+    return nullptr;
+  }
+  if (std::holds_alternative<PeerGone>(whole)) {
+    res.status = 499;
+    return nullptr;
+  }
+  return &std::get<WholeReply>(whole);
+}
+
 }  // namespace ps

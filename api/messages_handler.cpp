@@ -68,15 +68,11 @@ void handle_messages(std::shared_ptr<const ServingContext> ctx, const httplib::R
 
   if (!p.stream) {
     auto whole = collect_whole(*ctx, p, streams, watch);
-    if (auto* e = std::get_if<ApiError>(&whole)) return send_anthropic_error(res, *e);
-    if (std::holds_alternative<PeerGone>(whole)) {
-      res.status = 499;  // nobody reads it; the streams are cancelled as we return
-      return;
-    }
-    const WholeReply& reply = std::get<WholeReply>(whole);
+    const WholeReply* reply = reply_or_answer(whole, res, send_anthropic_error);
+    if (!reply) return;
     return send_json(res, 200,
-                     anthropic::message_body(p.meta.id, p.meta.model, reply.choices[0],
-                                             reply.stop_strings[0], reply.usage));
+                     anthropic::message_body(p.meta.id, p.meta.model, reply->choices[0],
+                                             reply->stop_strings[0], reply->usage));
   }
   respond_streamed(std::make_shared<MessagesStream>(ctx, std::move(p), std::move(streams), watch),
                    res);

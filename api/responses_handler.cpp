@@ -109,18 +109,14 @@ void handle_create_response(std::shared_ptr<const ServingContext> ctx, const htt
 
   if (!p.stream) {
     auto whole = collect_whole(*ctx, p, streams, watch);
-    if (auto* e = std::get_if<ApiError>(&whole)) return send_error(res, *e);
-    if (std::holds_alternative<PeerGone>(whole)) {
-      res.status = 499;  // nobody reads it; the streams are cancelled as we return
-      return;
-    }
-    const WholeReply& reply = std::get<WholeReply>(whole);
-    const ChoiceOutput& choice = reply.choices[0];
+    const WholeReply* reply = reply_or_answer(whole, res, send_error);
+    if (!reply) return;
+    const ChoiceOutput& choice = reply->choices[0];
     const char* status =
         responses::is_incomplete(choice.finish_reason) ? "incomplete" : "completed";
     nlohmann::json response = responses::response_object(
         header, status, responses::output_items(choice, r.summary, r.namespaces),
-        responses::usage_body(reply.usage));
+        responses::usage_body(reply->usage));
     store_reply(*ctx, r, std::move(history), choice, response);
     return send_json(res, 200, response);
   }
