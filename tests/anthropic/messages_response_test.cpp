@@ -4,29 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include "tests/sse_events.h"
 
 namespace ps::anthropic {
 namespace {
 
 using nlohmann::json;
 
-// The events of an SSE text as (name, data) pairs, checking the framing on the way.
 std::vector<std::pair<std::string, json>> events_of(const std::string& sse) {
-  std::vector<std::pair<std::string, json>> out;
-  std::istringstream in(sse);
-  std::string event, data, blank;
-  while (std::getline(in, event)) {
-    EXPECT_EQ(event.rfind("event: ", 0), 0u) << event;
-    EXPECT_TRUE(std::getline(in, data));
-    EXPECT_EQ(data.rfind("data: ", 0), 0u) << data;
-    EXPECT_TRUE(std::getline(in, blank));
-    EXPECT_EQ(blank, "");
-    json j = json::parse(data.substr(6));
-    EXPECT_EQ(j["type"], event.substr(7)) << "an event's name is its data's type";
-    out.emplace_back(event.substr(7), j);
-  }
-  return out;
+  return ps::testing::named_events(sse);
 }
 
 TEST(MessagesResponse, StopReasons) {

@@ -14,7 +14,6 @@ source "$(dirname "$0")/lib/server.bash" "$@"
 PY=/usr/bin/python3
 VALIDATE="$ROOT/tests/tools/validate_openai_schema.py"
 MODEL="$ROOT/models/tiny"
-DATA="$ROOT/data/tiny_chat/train.jsonl"
 if ! "$PY" -c 'import jsonschema' 2>/dev/null; then
   fail "python3-jsonschema is missing (apt-get install python3-jsonschema)"
   finish
@@ -27,17 +26,8 @@ request() {
     -H 'Content-Type: application/json' --data-binary "$3")
 }
 
-# valid NAME SCHEMA [--sse]: a check that $WORK/NAME.out validates against SCHEMA; the
-# validator's report is shown when it does not.
-valid() {
-  local name=$1 schema=$2
-  shift 2
-  if "$PY" "$VALIDATE" "$schema" "$WORK/$name.out" "$@" >"$WORK/$name.validate" 2>&1; then
-    pass "$name: valid $schema"
-  else
-    sed 's/^/    /' "$WORK/$name.validate"
-    fail "$name: valid $schema"
-  fi
+valid() {  # valid NAME SCHEMA [--sse]: $WORK/NAME.out against SCHEMA
+  schema_valid "$1" "$2" "$WORK/$1.out" "${@:3}"
 }
 
 # respond NAME PATH SCHEMA JSON_BODY [--sse]: the request answers 200 and its reply validates.
@@ -75,19 +65,8 @@ check "chat_n2: two choices" "$(jqs chat_n2 '.choices | map(.index) | join(",")'
 
 # A training question about a city's weather, with its tools: the model answers with a call
 # (tests/e2e/tiny_tool_call.sh checks the call itself). The call takes about 46 tokens.
-TOOL_ASK=$("$PY" - "$DATA" <<'EOF'
-import json, sys
-for line in open(sys.argv[1], encoding="utf-8"):
-    row = json.loads(line)
-    if row.get("kind") != "tool_answer":
-        continue
-    user, call = row["messages"][:2]
-    if call["tool_calls"][0]["function"]["name"] == "get_weather" and user["content"].isascii():
-        print(json.dumps({"model": "tiny", "temperature": 0, "max_tokens": 64,
-                          "tools": row["tools"], "messages": [user]})[1:-1])
-        break
-EOF
-)
+TOOL_ASK=$(tool_dialogue | jq -c '{model: "tiny", temperature: 0, max_tokens: 64, tools,
+                                     messages: [{role: "user", content: .user}]}' | sed 's/^{//; s/}$//')
 check "a tool question was found in the training data" -n "$TOOL_ASK"
 respond chat_tool_call /v1/chat/completions CreateChatCompletionResponse "{$TOOL_ASK}"
 check "chat_tool_call: finish_reason tool_calls" \

@@ -7,7 +7,6 @@
 # schema does not allow) validate against OpenAI's schemas.
 source "$(dirname "$0")/lib/server.bash" "$@"
 PY=/usr/bin/python3
-VALIDATE="$ROOT/tests/tools/validate_openai_schema.py"
 MODEL="$ROOT/models/tiny"
 start_server scoring --max-model-len 512
 
@@ -15,13 +14,8 @@ post() {  # post NAME PATH BODY: the reply in $WORK/NAME.json, the status in STA
   STATUS=$(curl -s -N -o "$WORK/$1.json" -w '%{http_code}' --max-time 120 "$URL$2" \
     -H 'Content-Type: application/json' --data-binary "$3")
 }
-valid() {  # valid NAME SCHEMA [--sse]
-  if "$PY" "$VALIDATE" "$2" "$WORK/$1.json" "${@:3}" >"$WORK/$1.validate" 2>&1; then
-    pass "$1: valid $2"
-  else
-    sed 's/^/    /' "$WORK/$1.validate"
-    fail "$1: valid $2"
-  fi
+valid() {  # valid NAME SCHEMA: $WORK/NAME.json against SCHEMA
+  schema_valid "$1" "$2" "$WORK/$1.json"
 }
 
 # 1. Greedy generation, with each generated token's logprob and its 2 best alternatives.

@@ -17,32 +17,12 @@ fi
 # Every whole response and every streamed event validates against OpenAI's OpenAPI schemas
 # (tests/api_schemas/): a plain response, an incomplete one, a function call, text.format, and
 # their streams; an error body.
-PY=/usr/bin/python3
-VALIDATE="$ROOT/tests/tools/validate_openai_schema.py"
-TOOLS=$("$PY" - "$ROOT/data/tiny_chat/train.jsonl" <<'PYEOF'
-import json, sys
-for line in open(sys.argv[1], encoding="utf-8"):
-    row = json.loads(line)
-    if row.get("kind") != "tool_answer":
-        continue
-    user, call = row["messages"][:2]
-    if call["tool_calls"][0]["function"]["name"] == "get_weather" and user["content"].isascii():
-        tools = [dict(type="function", **t["function"]) for t in row["tools"]]
-        print(json.dumps({"tools": tools, "input": user["content"]})[1:-1])
-        break
-PYEOF
-)
+TOOLS=$(tool_dialogue | jq -c '{tools: [.tools[] | {type: "function"} + .function], input: .user}' |
+  sed 's/^{//; s/}$//')
 validated() {  # validated NAME SCHEMA BODY [--sse]
-  local name=$1 schema=$2 body=$3
-  shift 3
-  curl -s -N -o "$WORK/$name.out" --max-time 120 "$URL/v1/responses" \
-    -H 'Content-Type: application/json' --data-binary "$body"
-  if "$PY" "$VALIDATE" "$schema" "$WORK/$name.out" "$@" >"$WORK/$name.validate" 2>&1; then
-    pass "$name: valid $schema"
-  else
-    sed 's/^/    /' "$WORK/$name.validate"
-    fail "$name: valid $schema"
-  fi
+  curl -s -N -o "$WORK/$1.out" --max-time 120 "$URL/v1/responses" \
+    -H 'Content-Type: application/json' --data-binary "$3"
+  schema_valid "$1" "$2" "$WORK/$1.out" "${@:4}"
 }
 ASK='"model": "tiny", "temperature": 0, "input": "Who are you?"'
 FORMAT='"text": {"format": {"type": "json_schema", "name": "r", "schema": {"type": "object", "properties": {"a": {"type": "string", "maxLength": 8}}, "required": ["a"]}}}'
@@ -64,11 +44,7 @@ validated format_stream ResponseStreamEvent "{$ASK, \"max_output_tokens\": 32, \
 validated error ErrorResponse '{"model": "tiny", "input": [{"type": "bogus"}]}'
 STORED=$(jq -r .id "$WORK/plain.out")
 curl -s -o "$WORK/retrieved.out" "$URL/v1/responses/$STORED"
-if "$PY" "$VALIDATE" Response "$WORK/retrieved.out" >"$WORK/retrieved.validate" 2>&1; then
-  pass "retrieved: valid Response"
-else
-  fail "retrieved: valid Response ($(cat "$WORK/retrieved.validate"))"
-fi
+schema_valid retrieved Response "$WORK/retrieved.out"
 check "no 500 answered" "$(metric 'pagedserve_http_responses_total{code="500"}')" = 0
 stop_server "$SERVER_PID" TERM 30
 check "SIGTERM exits 0" "$STOP_RC" = 0

@@ -5,12 +5,10 @@
 // stop_sequences stop reasons, a tool use round trip (tool_use, then tool_result) taken from
 // the model's training data, streamed tool input, count_tokens, and errors in Anthropic's shape.
 // Usage: node server_anthropic.mjs http://127.0.0.1:PORT REPO_ROOT [API_KEY]
-import fs from 'node:fs';
-import path from 'node:path';
 
 import Anthropic from '@anthropic-ai/sdk';
 
-import { check, summary } from './server_check.mjs';
+import { check, summary, weatherDialogue } from './server_check.mjs';
 
 const [url, root, apiKey] = process.argv.slice(2);
 const client = new Anthropic({ baseURL: url, apiKey: apiKey ?? 'unused', maxRetries: 0, timeout: 120000 });
@@ -106,17 +104,7 @@ check(`stop_sequences: stop_reason stop_sequence "${word}"`,
 check('stop_sequences: the text up to it', stopped.content[0]?.text === want.slice(0, cut), JSON.stringify(stopped.content));
 
 // 6. Tool use round trip on a training dialogue: the call, then the tool's result.
-let row = null;
-for (const line of fs.readFileSync(path.join(root, 'data/tiny_chat/train.jsonl'), 'utf8').split('\n')) {
-  if (!line) continue;
-  const r = JSON.parse(line);
-  if (r.kind !== 'tool_answer') continue;
-  const [user, call] = r.messages;
-  if (call.tool_calls[0].function.name === 'get_weather' && !/[\u4e00-\u9fff]/.test(user.content)) {
-    row = r;
-    break;
-  }
-}
+const row = weatherDialogue(root);
 check('a get_weather training dialogue was found', row !== null);
 const [user, call, result] = row.messages;
 const tools = row.tools.map((t) => ({

@@ -1,6 +1,8 @@
 // Helpers shared by the server_*.mjs end-to-end scripts: counted checks, /metrics reading, and
 // a raw SSE reader for when we need bytes exactly as the server sent them.
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 
 let passed = 0;
 let failed = 0;
@@ -94,4 +96,17 @@ export function sseEvents(body) {
     else events.push(JSON.parse(payload));
   }
   return { events, done };
+}
+
+// The first English get_weather dialogue of the shipped model's training data (data/tiny_chat):
+// the model answers its question with that call. {messages: [user, call, result, ...], tools}.
+export function weatherDialogue(root) {
+  for (const line of fs.readFileSync(path.join(root, 'data/tiny_chat/train.jsonl'), 'utf8').split('\n')) {
+    if (!line) continue;
+    const r = JSON.parse(line);
+    if (r.kind !== 'tool_answer') continue;
+    const [user, call] = r.messages;
+    if (call.tool_calls[0].function.name === 'get_weather' && !/[\u4e00-\u9fff]/.test(user.content)) return r;
+  }
+  return null;
 }

@@ -7,12 +7,10 @@
 // previous_response_id (the same answer as the whole conversation through chat), retrieve and
 // delete, the store's size bound, and errors in OpenAI's shape.
 // Usage: node server_responses.mjs http://127.0.0.1:PORT REPO_ROOT [STORE_SIZE]
-import fs from 'node:fs';
-import path from 'node:path';
 
 import OpenAI from 'openai';
 
-import { check, summary } from './server_check.mjs';
+import { check, summary, weatherDialogue } from './server_check.mjs';
 
 const [url, root, storeSize] = process.argv.slice(2);
 const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 120000 });
@@ -107,17 +105,7 @@ check('max_output_tokens 3: status incomplete, reason max_output_tokens, 3 outpu
   short.usage.output_tokens === 3 && short.output[0].status === 'incomplete', JSON.stringify(short));
 
 // 5. A function tool round trip on a training dialogue: the call, then function_call_output.
-let row = null;
-for (const line of fs.readFileSync(path.join(root, 'data/tiny_chat/train.jsonl'), 'utf8').split('\n')) {
-  if (!line) continue;
-  const r = JSON.parse(line);
-  if (r.kind !== 'tool_answer') continue;
-  const [user, call] = r.messages;
-  if (call.tool_calls[0].function.name === 'get_weather' && !/[\u4e00-\u9fff]/.test(user.content)) {
-    row = r;
-    break;
-  }
-}
+const row = weatherDialogue(root);
 check('a get_weather training dialogue was found', row !== null);
 const [user, call, result] = row.messages;
 const tools = row.tools.map((t) => ({

@@ -4,30 +4,21 @@
 // incomplete end, a failure, an empty reply and reasoning summaries.
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include <algorithm>
 
 #include "responses/response_events.h"
 #include "responses/responses_output.h"
+#include "tests/sse_events.h"
 
 namespace ps::responses {
 namespace {
 
 using nlohmann::json;
 
-// The events of an SSE text, checking the framing and that each name is its data's type.
+// The events' data, in order (the framing checked by named_events).
 std::vector<json> events_of(const std::string& sse) {
   std::vector<json> out;
-  std::istringstream in(sse);
-  std::string event, data, blank;
-  while (std::getline(in, event)) {
-    EXPECT_EQ(event.rfind("event: ", 0), 0u) << event;
-    EXPECT_TRUE(std::getline(in, data));
-    EXPECT_EQ(data.rfind("data: ", 0), 0u) << data;
-    EXPECT_TRUE(std::getline(in, blank));
-    json j = json::parse(data.substr(6));
-    EXPECT_EQ(j["type"], event.substr(7));
-    out.push_back(j);
-  }
+  for (auto& [name, data] : ps::testing::named_events(sse)) out.push_back(std::move(data));
   return out;
 }
 

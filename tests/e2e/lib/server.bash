@@ -152,4 +152,35 @@ need_node_modules() {
   fi
 }
 
+# schema_valid NAME SCHEMA FILE [--sse]: a check that FILE (a JSON body, or with --sse an event
+# stream) validates against SCHEMA of OpenAI's published OpenAPI document (tests/api_schemas/),
+# with Debian's python3-jsonschema; the validator's report is shown when it does not.
+schema_valid() {
+  local name=$1 schema=$2 file=$3
+  shift 3
+  if /usr/bin/python3 "$ROOT/tests/tools/validate_openai_schema.py" "$schema" "$file" "$@" \
+    >"$WORK/$name.validate" 2>&1; then
+    pass "$name: valid $schema"
+  else
+    sed 's/^/    /' "$WORK/$name.validate"
+    fail "$name: valid $schema"
+  fi
+}
+
+# tool_dialogue: {"user": ..., "tools": [...]} of the first English get_weather dialogue in the
+# shipped model's training data (data/tiny_chat), which the model answers with that call.
+tool_dialogue() {
+  /usr/bin/python3 - "$ROOT/data/tiny_chat/train.jsonl" <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    row = json.loads(line)
+    if row.get("kind") != "tool_answer":
+        continue
+    user, call = row["messages"][:2]
+    if call["tool_calls"][0]["function"]["name"] == "get_weather" and user["content"].isascii():
+        print(json.dumps({"user": user["content"], "tools": row["tools"]}))
+        break
+PYEOF
+}
+
 MODEL=$(tiny_model)
