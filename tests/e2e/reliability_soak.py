@@ -271,8 +271,14 @@ def main():
     if len(samples) >= 2:
         base_thr, base_rss = samples[0]
         last_thr, last_rss = samples[-1]
-        if last_thr > base_thr + 8:
-            fail(f"threads grew from {base_thr} to {last_thr} across rounds")
+        # The HTTP worker pool starts threads as requests overlap, so how many it reaches depends
+        # on the machine's load (a busy CI host overlapped more in round 1: 31, 47, 47). A leak
+        # keeps growing; a warming pool stops: the last round is held to the most any earlier
+        # round reached, not to round 0.
+        most_thr = max(t for t, _ in samples[:-1])
+        if last_thr > most_thr + 8:
+            fail(f"threads grew from {most_thr} to {last_thr} in the last round "
+                 f"(rounds: {[t for t, _ in samples]})")
         # Under AddressSanitizer RSS is not a leak signal: freed memory waits in ASan's
         # quarantine and per-thread caches (it grew ~300 MiB a round there). LeakSanitizer
         # checks the server at exit instead (scripts/sanitize.sh sets PAGEDSERVE_SANITIZER).
