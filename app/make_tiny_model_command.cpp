@@ -14,14 +14,15 @@ int make_tiny_model_command(int argc, char** argv) {
        "seed", "num-experts", "num-experts-per-tok", "moe-intermediate-size"},
       {"untied", "help"});
   if (flags.on("help") || flags.positional().size() != 1) {
-    std::fprintf(stderr,
-                 "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
-                 "[--seed S]\n  [--model-type qwen3|qwen2|llama|qwen3_moe] [--hidden-size 512] "
-                 "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
-                 "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
-                 "4096]\n  [--rope-theta 1e6] [--untied]\n  qwen3_moe: [--num-experts 8] "
-                 "[--num-experts-per-tok 2] [--moe-intermediate-size 704] (every layer sparse, "
-                 "top-k renormalised)\n");
+    std::fprintf(
+        stderr,
+        "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
+        "[--seed S]\n  [--model-type qwen3|qwen2|llama|qwen3_moe|smollm3] [--hidden-size 512] "
+        "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
+        "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
+        "4096]\n  [--rope-theta 1e6] [--untied]\n  qwen3_moe: [--num-experts 8] "
+        "[--num-experts-per-tok 2] [--moe-intermediate-size 704] (every layer sparse, "
+        "top-k renormalised)\n  smollm3: every 4th layer NoPE (no_rope_layers)\n");
     if (flags.on("help")) return 0;
     throw UsageError("expected exactly one DIR argument");
   }
@@ -29,8 +30,8 @@ int make_tiny_model_command(int argc, char** argv) {
   ModelConfig& c = o.config;
   c.model_type = flags.str("model-type", c.model_type);
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
-      c.model_type != "qwen3_moe") {
-    throw UsageError("flag --model-type must be qwen3, qwen2, llama or qwen3_moe, got '" +
+      c.model_type != "qwen3_moe" && c.model_type != "smollm3") {
+    throw UsageError("flag --model-type must be qwen3, qwen2, llama, qwen3_moe or smollm3, got '" +
                      c.model_type + "'");
   }
   c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
@@ -50,6 +51,11 @@ int make_tiny_model_command(int argc, char** argv) {
   c.max_position_embeddings = dim("max-position-embeddings", c.max_position_embeddings);
   c.rope_theta = static_cast<float>(flags.f64("rope-theta", c.rope_theta));
   c.tie_word_embeddings = !flags.on("untied");
+  // SmolLM3's layout: every fourth layer attends without RoPE (transformers' default interval).
+  if (c.model_type == "smollm3") {
+    c.rope_layers.assign(size_t(c.num_hidden_layers), 1);
+    for (size_t l = 3; l < c.rope_layers.size(); l += 4) c.rope_layers[l] = 0;
+  }
   if (c.model_type == "qwen3_moe") {
     c.moe.num_experts = dim("num-experts", 8);
     c.moe.num_experts_per_tok = dim("num-experts-per-tok", 2);

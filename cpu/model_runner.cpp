@@ -185,6 +185,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qr.num_kv_heads = c.num_key_value_heads;
     qr.head_dim = c.head_dim;
     qr.rotary_dim = rope.rotary_dim;
+    qr.rotate = c.layer_uses_rope(int32_t(l));
     qr.q_norm = ptr(w.q_norm);
     qr.k_norm = ptr(w.k_norm);
     qr.eps = c.rms_norm_eps;

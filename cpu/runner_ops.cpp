@@ -76,7 +76,7 @@ PS_INLINE void norm_rotate(float* h, int32_t D, int32_t R, const float* norm_w, 
 
 PS_INLINE void qk_norm_rope_range_body(const QkRopeArgs& a, int64_t begin, int64_t end) {
   const int32_t D = a.head_dim;
-  const int32_t R = a.rotary_dim > 0 ? a.rotary_dim : D;
+  const int32_t R = !a.rotate ? 0 : a.rotary_dim > 0 ? a.rotary_dim : D;
   const int32_t half = R / 2;
   for (int64_t r = begin; r < end; ++r) {
     float* row = a.qkv + r * a.ld;

@@ -27,6 +27,7 @@ struct QkRopeArgs {
   int64_t rows = 0;
   int32_t num_heads = 0, num_kv_heads = 0, head_dim = 0;
   int32_t rotary_dim = 0;         // 0: head_dim
+  bool rotate = true;             // false: a NoPE layer (smollm3): the q/k norms alone
   const float* q_norm = nullptr;  // [head_dim] or nullptr (no qk norm)
   const float* k_norm = nullptr;
   float eps = 1e-6f;

@@ -138,6 +138,14 @@ void CudaExecutor::upload_rope_table() {
   if (rope.rotary_dim != D) {
     throw std::invalid_argument("CudaExecutor: partial rotary embeddings are CPU-only");
   }
+  if (!c_.rope_layers.empty()) {
+    for (int32_t l = 0; l < c_.num_hidden_layers; ++l) {
+      if (!c_.layer_uses_rope(l)) {
+        throw std::invalid_argument(
+            "CudaExecutor: NoPE layers (smollm3's no_rope_layers) are CPU-only; use --device cpu");
+      }
+    }
+  }
   const int64_t P = std::max<int64_t>(c_.max_context_len(), c_.max_position_embeddings);
   std::vector<float> table(size_t(P * D));
   for (int64_t p = 0; p < P; ++p) {

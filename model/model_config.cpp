@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 #include "model/config_json.h"
+#include "model/rope_layers.h"
 
 #include <charconv>
 #include <cmath>
@@ -107,12 +108,13 @@ const char* architecture_of(const std::string& type) {
   if (type == "minimind") return "MiniMindForCausalLM";
   if (type == "qwen2") return "Qwen2ForCausalLM";
   if (type == "mistral") return "MistralForCausalLM";
+  if (type == "smollm3") return "SmolLM3ForCausalLM";
   return "LlamaForCausalLM";
 }
 
 bool known_model_type(const std::string& type) {
   return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
-         type == "qwen3_moe" || type == "minimind";
+         type == "qwen3_moe" || type == "minimind" || type == "smollm3";
 }
 
 // The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
@@ -133,7 +135,8 @@ void ModelConfig::validate(const std::string& origin) const {
   if (!known_model_type(model_type)) {
     fail(origin,
          "model_type \"" + model_type +
-             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind)");
+             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
+             "smollm3)");
   }
   const std::pair<const char*, int32_t> positive[] = {
       {"hidden_size", hidden_size},
@@ -179,6 +182,7 @@ void ModelConfig::validate(const std::string& origin) const {
                      " (only qwen2 q/k/v biases are supported; use set_model_type)");
   }
   validate_moe(*this, origin);
+  validate_rope_layers(*this, origin);
 }
 
 ModelConfig ModelConfig::from_json(const std::string& text, const std::string& origin) {
@@ -191,7 +195,8 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   if (!known_model_type(type)) {
     fail(origin,
          "model_type \"" + type +
-             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind)");
+             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
+             "smollm3)");
   }
   c.set_model_type(type);
 
@@ -216,11 +221,12 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     }
     c.head_dim = c.hidden_size / c.num_attention_heads;
   }
-  c.rope_theta = get_float(j, "rope_theta", 10000.0f, origin);
+  // SmolLM3's own default base (transformers' SmolLM3Config), the others' HF one.
+  c.rope_theta = get_float(j, "rope_theta", type == "smollm3" ? 2e6f : 10000.0f, origin);
   c.rms_norm_eps = get_float(j, "rms_norm_eps", 1e-6f, origin);
   const std::optional<bool> tie = get_bool(j, "tie_word_embeddings", origin);
-  // False is the HF default for the Llama/Qwen families; MiniMind ties by default.
-  c.tie_word_embeddings = tie.value_or(type == "minimind");
+  // False is the HF default for the Llama/Qwen families; MiniMind and SmolLM3 tie by default.
+  c.tie_word_embeddings = tie.value_or(type == "minimind" || type == "smollm3");
   c.tie_word_embeddings_stated = tie.has_value();
 
   if (has(j, "hidden_act") && j.at("hidden_act") != "silu") {
@@ -258,6 +264,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     c.max_position_embeddings = window;
   }
 
+  if (type == "smollm3") read_rope_layers(j, origin, &c);
   if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
   read_moe_fields(j, origin, &c);
 
@@ -315,8 +322,11 @@ std::string ModelConfig::to_json() const {
   j["hidden_act"] = "silu";
   j["tie_word_embeddings"] = tie_word_embeddings;
   if (model_type != "qwen2") j["attention_bias"] = false;
-  if (model_type == "qwen2" || model_type.starts_with("qwen3")) j["use_sliding_window"] = false;
+  if (model_type == "qwen2" || model_type.starts_with("qwen3") || model_type == "smollm3") {
+    j["use_sliding_window"] = false;
+  }
   if (model_type == "mistral") j["sliding_window"] = nullptr;
+  write_rope_layers(*this, &j);
   if (!eos_token_ids.empty()) {
     j["eos_token_id"] = eos_token_ids.size() == 1 ? json(eos_token_ids[0]) : json(eos_token_ids);
   }

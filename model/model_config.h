@@ -10,7 +10,8 @@ namespace ps {
 
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
-  std::string model_type = "qwen3";  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind
+  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3
+  std::string model_type = "qwen3";
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
   int32_t num_attention_heads = 8;
@@ -24,6 +25,9 @@ struct ModelConfig {
   float rope_theta = 1e6f;
   RopeScaling rope_scaling;            // config.json `rope_scaling` (RopeType::none: plain RoPE)
   float partial_rotary_factor = 1.0f;  // rotary dim = int(head_dim * factor); the rest passes
+  // smollm3: per layer, 1 where it applies RoPE and 0 on a NoPE layer (config.json
+  // `no_rope_layers`); empty: every layer applies RoPE.
+  std::vector<uint8_t> rope_layers;
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
@@ -51,6 +55,10 @@ struct ModelConfig {
   // vLLM does (scaled_context_len in model/rope_scaling.h).
   int32_t max_context_len() const {
     return scaled_context_len(rope_scaling, max_position_embeddings);
+  }
+
+  bool layer_uses_rope(int32_t layer) const {
+    return rope_layers.empty() || rope_layers[size_t(layer)] != 0;
   }
 
   int64_t q_size() const { return int64_t{num_attention_heads} * head_dim; }

@@ -46,7 +46,7 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
 }
 
 at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at::Tensor& x,
-                     const at::Tensor& cos, const at::Tensor& sin) {
+                     const at::Tensor& cos, const at::Tensor& sin, bool rotate) {
   const int64_t T = x.size(0);
   const int64_t hd = c.head_dim;
   at::Tensor q = dense(x, l.q_proj, l.q_bias).view({T, c.num_attention_heads, hd});
@@ -56,8 +56,10 @@ at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at:
     q = rms_norm(q, l.q_norm, c.rms_norm_eps);
     k = rms_norm(k, l.k_norm, c.rms_norm_eps);
   }
-  q = apply_rope(q, cos, sin);
-  k = apply_rope(k, cos, sin);
+  if (rotate) {  // a NoPE layer (smollm3's no_rope_layers) attends by content alone
+    q = apply_rope(q, cos, sin);
+    k = apply_rope(k, cos, sin);
+  }
   // GQA: query head h reads kv head h / group.
   const int64_t group = c.num_attention_heads / c.num_key_value_heads;
   k = k.repeat_interleave(group, 1);
@@ -92,9 +94,10 @@ std::vector<float> naive_logits(const ModelWeights& ps_weights,
   at::Tensor x = weights.embed_tokens.index_select(0, ids).to(at::kFloat);
   const auto [cos, sin] = rope_tables(T, rope_frequencies(c));
 
-  for (const TorchLayerWeights& l : weights.layers) {
-    const at::Tensor h =
-        x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos, sin);
+  for (size_t i = 0; i < weights.layers.size(); ++i) {
+    const TorchLayerWeights& l = weights.layers[i];
+    const at::Tensor h = x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos,
+                                       sin, c.layer_uses_rope(static_cast<int32_t>(i)));
     const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);
     x = h + (l.moe.defined()
                  ? naive_moe_mlp(l.moe, c, n)

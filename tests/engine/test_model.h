@@ -33,6 +33,7 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
     c.moe.moe_intermediate_size = 32;
     c.moe.norm_topk_prob = true;
   }
+  if (model_type == "smollm3") c.rope_layers = {1, 0};  // layer 1 attends without RoPE
   if (model_type == "minimind") {  // MiniMind 2's MoE: 4 routed experts, top 2, 1 shared
     c.qk_norm = false;
     c.moe.num_experts = 4;

@@ -160,6 +160,57 @@ TEST(ModelConfig, UnsupportedInputsNameTheFileAndField) {
   }
 }
 
+// SmolLM3-3B's config.json (issue #34): Llama's layout, tied embeddings, every fourth layer NoPE.
+constexpr const char* kSmolLM3 = R"({
+  "architectures": ["SmolLM3ForCausalLM"], "attention_bias": false, "bos_token_id": null,
+  "eos_token_id": 128012, "hidden_act": "silu", "hidden_size": 2048,
+  "intermediate_size": 11008, "max_position_embeddings": 65536, "mlp_bias": false,
+  "model_type": "smollm3", "no_rope_layer_interval": 4,
+  "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0,
+                     1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0],
+  "num_attention_heads": 16, "num_hidden_layers": 36, "num_key_value_heads": 4,
+  "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 5000000.0,
+  "sliding_window": null, "use_sliding_window": false, "vocab_size": 128256})";
+
+TEST(ModelConfig, SmolLM3ReadsItsNoPELayers) {
+  const ModelConfig c = ModelConfig::from_json(kSmolLM3, "config.json");
+  EXPECT_EQ(c.model_type, "smollm3");
+  EXPECT_TRUE(c.tie_word_embeddings) << "SmolLM3 ties by default";
+  EXPECT_FALSE(c.qk_norm);
+  ASSERT_EQ(c.rope_layers.size(), 36u);
+  for (int32_t l = 0; l < 36; ++l) EXPECT_EQ(c.layer_uses_rope(l), (l + 1) % 4 != 0) << l;
+  // Without the list, every no_rope_layer_interval-th layer is NoPE (transformers' default).
+  auto j = nlohmann::json::parse(kSmolLM3);
+  j.erase("no_rope_layers");
+  j["no_rope_layer_interval"] = 3;
+  j.erase("rope_theta");
+  const ModelConfig d = ModelConfig::from_json(j.dump(), "config.json");
+  EXPECT_FALSE(d.layer_uses_rope(2));
+  EXPECT_TRUE(d.layer_uses_rope(3));
+  EXPECT_FLOAT_EQ(d.rope_theta, 2e6f) << "SmolLM3Config's default base";
+  // Written back and read again.
+  const ModelConfig back = ModelConfig::from_json(c.to_json(), "roundtrip");
+  EXPECT_EQ(back.rope_layers, c.rope_layers);
+  // Other families never apply per-layer RoPE.
+  EXPECT_TRUE(ModelConfig::from_json(kLlama, "config.json").rope_layers.empty());
+  const std::pair<std::string, std::string> bad[] = {
+      {with(kSmolLM3, "no_rope_layers", "[1, 0]"), "no_rope_layers must be a list of at least"},
+      {with(kSmolLM3, "no_rope_layers", "\"all\""), "no_rope_layers must be a list"},
+      {with(kSmolLM3, "no_rope_layers",
+            "[2, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, "
+            "1, "
+            "1, 1, 0, 1, 1, 1, 0]"),
+       "no_rope_layers[0] is 2"},
+      {with(kSmolLM3, "use_sliding_window", "true"), "use_sliding_window true is not supported"},
+      {with(kSmolLM3, "mlp_bias", "true"), "mlp_bias"},
+  };
+  for (const auto& [text, expected] : bad) {
+    const std::string msg = error_of(text);
+    EXPECT_NE(msg.find("/models/x/config.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+  }
+}
+
 TEST(ModelConfig, DefaultRopeScalingIsAccepted) {
   EXPECT_EQ(error_of(with(kLlama, "rope_scaling", R"({"rope_type": "default"})")), "");
 }

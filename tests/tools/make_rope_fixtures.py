@@ -1,4 +1,5 @@
-"""PyTorch reference for RoPE scaling (issue #17): random-weight fp32 checkpoints, one per rope type,
+"""PyTorch reference for RoPE scaling (issue #17) and SmolLM3's NoPE layers (issue #34):
+random-weight fp32 checkpoints, one per rope type,
 and the logits a plain-torch forward gives for a fixed 200-token sequence, for
 tests/model/rope_reference_test.cpp to compare pagedserve's naive oracle and ModelRunner with.
 
@@ -56,6 +57,10 @@ CASES = {
                            rope_scaling={"rope_type": "llama3", "factor": 4.0,
                                          "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                          "original_max_position_embeddings": 64}),
+    # SmolLM3 (issue #34): layer 1 is a NoPE layer (transformers' SmolLM3Attention skips
+    # apply_rotary_pos_emb where no_rope_layers holds 0); otherwise Llama's forward.
+    "smollm3_nope": dict(model_type="smollm3", max_position_embeddings=256, rope_scaling=None,
+                         no_rope_layers=[1, 0]),
 }
 
 
@@ -184,7 +189,8 @@ def forward(w, c, tokens):
         if c["model_type"] == "qwen3":
             q = rms(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms(k, w[p + "self_attn.k_norm.weight"], eps)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        if c.get("no_rope_layers", [1] * c["num_hidden_layers"])[i]:
+            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         k = k.repeat_interleave(h_ // kv, dim=1)
         v = v.repeat_interleave(h_ // kv, dim=1)
         att = torch.einsum("thd,shd->hts", q, k) * d ** -0.5 + mask
