@@ -103,13 +103,19 @@ for _ in $(seq 1 100); do
 done
 post_comp 429 "queue full" "$long"
 check "429 carries Retry-After" "$(grep -ci '^retry-after: [0-9]' "$WORK/headers")" = 1
+# Both clients leave mid-request; each must end as an abort, not run out its 2000 tokens. The
+# wait is for the engine to be idle (no timing bound: a slow host only waits longer), and the
+# abort counter is what tells a noticed disconnect from a request that ran to its end.
+aborted_before=$(metric pagedserve_requests_aborted_total)
 kill "$bg1" "$bg2" 2>/dev/null || true
 wait "$bg1" "$bg2" 2>/dev/null || true
-for _ in $(seq 1 50); do
+for _ in $(seq 1 600); do
   [[ "$(metric pagedserve_num_requests_running)" == 0 && "$(metric pagedserve_num_requests_waiting)" == 0 ]] && break
   sleep 0.1
 done
-check "disconnected queue clients were cancelled" "$(metric pagedserve_num_requests_running)" = 0
+check "disconnected queue clients leave the engine idle" "$(metric pagedserve_num_requests_running)/$(metric pagedserve_num_requests_waiting)" = 0/0
+check "disconnected queue clients were cancelled" \
+  "$(( $(metric pagedserve_requests_aborted_total) - aborted_before ))" = 2
 
 # After all of that, the server still serves.
 code=$(curl -s -o "$WORK/ok.json" -w '%{http_code}' --max-time 60 -H 'Content-Type: application/json' \
