@@ -191,7 +191,9 @@ json translate(std::string_view text, MessagesRoute route) {
     if (!stop->is_array()) wrong_type("stop_sequences", "an array of strings", *stop);
     if (!stop->empty()) chat["stop"] = *stop;
   }
-  for (const char* field : {"temperature", "top_p", "top_k"}) {
+  // Sampling, and pagedserve's scheduling fields (priority, deadlines), passed as chat takes them.
+  for (const char* field :
+       {"temperature", "top_p", "top_k", "priority", "max_queue_seconds", "max_request_seconds"}) {
     if (const json* v = find(body, field)) chat[field] = *v;
   }
   if (const json* thinking = find(body, "thinking")) {

@@ -70,11 +70,20 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
                                 r.max_tokens_given, &params)) {
       return *e;
     }
+    const auto now = std::chrono::steady_clock::now();
+    const auto after = [now](std::optional<double> s) {
+      if (!s) return std::chrono::steady_clock::time_point::max();
+      return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(*s));
+    };
     params.n = 1;  // the engine runs one sequence per request; choices are separate requests
     params.grammar = grammar;  // each choice gets its own matcher in the engine
     for (int32_t i = 0; i < r.params.n; ++i) {
       Request req{ids, params};
       req.lora = lora;
+      req.priority = r.scheduling.priority;
+      req.queue_deadline = after(r.scheduling.queue_seconds);
+      req.deadline = after(r.scheduling.total_seconds);
       // Seeded choices differ from each other yet are each reproducible.
       if (r.params.seed) req.params.seed = *r.params.seed + static_cast<uint64_t>(i);
       out.requests.push_back(std::move(req));
@@ -142,6 +151,17 @@ std::optional<ApiError> failure_of(const RequestOutput& ev) {
     e.code = "aborted";
     e.message = "the request was aborted: the server is shutting down";
     e.retry_after_s = 5;
+    return e;
+  }
+  if (*ev.finish == FinishReason::kQueueTimeout) {
+    // Refused before it took any block: another replica (or a later try) may serve it sooner.
+    e.status = 503;
+    e.type = "server_error";
+    e.code = "queue_timeout";
+    e.message =
+        "the request waited in the queue past its deadline (max_queue_seconds, or the server's "
+        "--max-queue-seconds) and was not started; retry later or on another replica";
+    e.retry_after_s = 1;
     return e;
   }
   if (*ev.finish == FinishReason::kError) {

@@ -18,7 +18,7 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
                  "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
                  "kernel", "kernel-isa", "dtype", "quantization", "quantization-group",
-                 "kv-cache-dtype", "device", "gpu-memory-utilization"});
+                 "kv-cache-dtype", "device", "gpu-memory-utilization", "scheduling-policy"});
   valued.merge(speculative_flag_names());
   switches.insert({"no-prefix-caching", "enforce-eager"});
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
@@ -107,6 +107,12 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
       static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
+  const std::string policy = flags.str("scheduling-policy", "fcfs");
+  if (policy == "priority") {
+    c.scheduling_policy = SchedulingPolicy::kPriority;
+  } else if (policy != "fcfs") {
+    throw UsageError("flag --scheduling-policy must be fcfs or priority, got '" + policy + "'");
+  }
   c.speculative = speculative_config_from_flags(flags);
   try {
     // PAGEDSERVE_KERNEL sets the default, so a test suite can pin every process it starts.

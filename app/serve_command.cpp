@@ -46,6 +46,9 @@ const char* kServeUsage =
     "  [--shutdown-timeout 10 (seconds to finish requests on SIGTERM)]\n"
     "  [--max-tokens-limit N (largest max_tokens a request may ask; 0: the context)]\n"
     "  [--request-timeout SECONDS (0: none; a longer completion ends with a 408 error)]\n"
+    "  [--max-queue-seconds S (0: none; a request not started by then is refused with 503)]\n"
+    "  [--max-request-seconds S (0: none; a request still generating then ends, finish_reason\n"
+    "  length)] (a request's max_queue_seconds / max_request_seconds may ask for less)\n"
     "  [--responses-store-size 1024 (responses kept for previous_response_id when a request\n"
     "  sends store: true; 0: none)] [--responses-store-ttl 3600 (seconds one is kept)]\n"
     "  [--allowed-origins URL,URL|* (CORS; off by default)] [--metrics-require-key\n"
@@ -54,6 +57,8 @@ const char* kServeUsage =
     "  engine: [--max-num-seqs 64] [--max-batched-tokens 2048] [--max-model-len N]\n"
     "          [--max-queued-requests 4096] [--block-size 16] [--num-blocks N |\n"
     "          --kv-cache-memory 512M] [--no-prefix-caching]\n"
+    "          [--scheduling-policy fcfs|priority (priority: a request's \"priority\", lower\n"
+    "          first, may preempt higher values)]\n"
     "  LoRA: [--lora-modules NAME=PATH [NAME=PATH ...] (PEFT directories or .pth adapters; a\n"
     "        request's \"model\": NAME picks one)] [--max-loras N (adapters resident at once)]\n"
     "        [--max-lora-rank 64] [--enable-lora-runtime-updates (POST /v1/load_lora_adapter\n"
@@ -117,6 +122,8 @@ int serve_command(int argc, char** argv) {
                                   "shutdown-timeout",
                                   "max-tokens-limit",
                                   "request-timeout",
+                                  "max-queue-seconds",
+                                  "max-request-seconds",
                                   "allowed-origins",
                                   "responses-store-size",
                                   "responses-store-ttl",
@@ -159,6 +166,15 @@ int serve_command(int argc, char** argv) {
     throw UsageError("flag --request-timeout must be between 0 and 86400 seconds");
   }
   const auto request_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  const auto deadline_flag = [&flags](const char* name) {
+    const double s = flags.f64(name, 0);
+    if (!(s >= 0 && s <= 1e7)) {
+      throw UsageError(std::string("flag --") + name + " must be between 0 and 1e7 seconds");
+    }
+    return s;
+  };
+  const double max_queue_seconds = deadline_flag("max-queue-seconds");
+  const double max_request_seconds = deadline_flag("max-request-seconds");
   const auto store_size =
       static_cast<size_t>(int_in(flags, "responses-store-size", 1024, 0, 1 << 20));
   const auto store_ttl =
@@ -253,6 +269,8 @@ int serve_command(int argc, char** argv) {
     ctx->block_size = engine_config.block_size;
     ctx->limits.max_n = max_n;
     ctx->limits.max_tokens_limit = max_tokens_limit;
+    ctx->limits.max_queue_seconds = max_queue_seconds;
+    ctx->limits.max_request_seconds = max_request_seconds;
     if (generation_config != "none") {
       const std::string from = generation_config == "auto" ? dir : generation_config;
       ctx->limits.generation_defaults =

@@ -2,6 +2,7 @@
 // The public C++ API of the engine (docs/architecture.md §1). One engine thread owns all mutable
 // state; callers only submit requests, cancel them, and read their events.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -11,6 +12,7 @@
 #include "engine/engine_stats.h"
 #include "engine/request.h"
 #include "executor/device_select.h"
+#include "scheduler/scheduling_policy.h"
 #include "scheduler/speculative_config.h"
 #include "tokenizer/tokenizer.h"
 
@@ -30,6 +32,10 @@ struct EngineConfig {
   DeviceOptions device;                     // --device, --gpu-memory-utilization
   SpeculativeConfig speculative;            // --speculative ngram (off by default)
   int32_t max_loras = 0;                    // --max-loras: LoRA adapters resident at once
+  SchedulingPolicy scheduling_policy = SchedulingPolicy::kFcfs;  // --scheduling-policy
+  // What Request deadlines are compared with (empty: steady_clock::now). Tests move time
+  // forward with it, so a deadline test never races the machine's speed.
+  std::function<std::chrono::steady_clock::time_point()> deadline_clock;
 };
 
 class EngineCore;

@@ -65,6 +65,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.max_batched_tokens = config_.max_batched_tokens;
   sc.enable_prefix_caching = config_.enable_prefix_caching;
   sc.speculative = config_.speculative;
+  sc.policy = config_.scheduling_policy;
   scheduler_ = std::make_unique<Scheduler>(sc);
   stats_.kernels = runner_->kernel_summary();
   stats_.weight_bytes = runner_->weight_bytes();
@@ -112,6 +113,13 @@ SubmitResult EngineCore::submit(Request request) {
   if (!message.empty()) return SubmitError{SubmitError::Kind::kInvalid, message, param};
   if (request.prompt_ids.empty()) {
     return SubmitError{SubmitError::Kind::kInvalid, "the prompt is empty", "prompt"};
+  }
+  if (request.priority != 0 && config_.scheduling_policy != SchedulingPolicy::kPriority) {
+    return SubmitError{SubmitError::Kind::kInvalid,
+                       "'priority' is " + std::to_string(request.priority) +
+                           ", but this server schedules first come, first served; start it "
+                           "with --scheduling-policy priority to use priorities",
+                       "priority"};
   }
   if (request.lora && request.lora->slot() >= config_.max_loras) {
     return SubmitError{SubmitError::Kind::kInvalid, "the LoRA adapter is not this engine's",
@@ -202,7 +210,8 @@ bool EngineCore::drain_inbox(bool block) {
       StopChecker checker(p, model_.config.eos_token_ids,
                           static_cast<int32_t>(add->request.prompt_ids.size()), max_model_len_,
                           token_bytes_, token_special_);
-      scheduler_->add(add->id, add->request.prompt_ids, install_adapter(add->request));
+      scheduler_->add(add->id, add->request.prompt_ids, install_adapter(add->request),
+                      add->request.priority);
       if (p.prompt_logprobs >= 0) scheduler_->want_prompt_logits(add->id);
       if (config_.speculative.enabled() && may_speculate(add->request)) {
         scheduler_->allow_speculation(
@@ -237,6 +246,7 @@ void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   RequestState& st = *it->second;
+  const bool by_deadline = reason == FinishReason::kLength && detail == kDeadlineDetail;
   RequestOutput ev;
   ev.text = std::move(final_text);
   ev.finish = reason;
@@ -248,13 +258,18 @@ void EngineCore::finish(RequestId id, FinishReason reason, std::string detail,
   // A request that ends before its first token (max_tokens 0 scores the prompt) carries its
   // prompt logprobs on this, its only event.
   if (!st.prompt_logprobs_sent) ev.prompt_logprobs = std::move(st.prompt_logprobs);
+  {
+    // Counted before the event goes out, so a reader that saw its finish event sees it counted.
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    if (reason == FinishReason::kAbort) stats_.requests_aborted_total += 1;
+    if (reason == FinishReason::kQueueTimeout) stats_.requests_queue_timeout_total += 1;
+    if (by_deadline) stats_.requests_deadline_total += 1;
+    stats_.requests_finished_total += 1;
+  }
   st.stream->push(std::move(ev));
   scheduler_->finish(id);
   requests_.erase(it);
   outstanding_.fetch_sub(1);
-  std::lock_guard<std::mutex> lock(stats_mu_);
-  if (reason == FinishReason::kAbort) stats_.requests_aborted_total += 1;
-  stats_.requests_finished_total += 1;
 }
 
 // The runner slot of the request's adapter gets its factors if it holds another load: a slot

@@ -53,6 +53,8 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   void stop_accepting();
   bool drain_inbox(bool block);  // false when asked to stop
   void step();
+  // Finishes requests past Request::queue_deadline (never scheduled) or Request::deadline.
+  void expire_deadlines();
   void sample_and_emit(const StepPlan& plan, std::vector<float>& logits);
   // Prompt logprobs from the plan's prompt rows, whose logits start at row `first_row`.
   void score_prompts(const StepPlan& plan, std::vector<float>& logits, size_t first_row);

@@ -30,6 +30,10 @@ struct EngineStats {
   uint64_t steps_total = 0;
   uint64_t requests_finished_total = 0;
   uint64_t requests_aborted_total = 0;
+  // Requests refused at their queue deadline (never scheduled), and those stopped at their
+  // total deadline (Request::queue_deadline, Request::deadline).
+  uint64_t requests_queue_timeout_total = 0;
+  uint64_t requests_deadline_total = 0;
   int32_t max_seqs_in_step = 0;  // the most sequences one step has run
   // Speculative decoding (vLLM's spec_decode counters): sequence-steps that carried a draft,
   // draft tokens verified, and those accepted (the sampled token equalled the draft).

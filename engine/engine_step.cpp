@@ -28,7 +28,33 @@ FinishReason finish_reason_of(StopReason reason) {
 
 }  // namespace
 
+// Before a step, so a request past its deadline never takes another step's blocks or compute.
+void EngineCore::expire_deadlines() {
+  const Clock::time_point now = config_.deadline_clock ? config_.deadline_clock() : Clock::now();
+  std::vector<RequestId> refused, stopped;
+  for (const auto& [id, st] : requests_) {
+    const Request& r = st->request;
+    if (!st->scheduled_once) {
+      if (now >= r.queue_deadline || now >= r.deadline) refused.push_back(id);
+    } else if (now >= r.deadline) {
+      stopped.push_back(id);
+    }
+  }
+  for (RequestId id : refused) {
+    finish(id, FinishReason::kQueueTimeout, "the request waited past its queue deadline", "");
+  }
+  for (RequestId id : stopped) {
+    StopResult r = requests_.at(id)->stop.finish_by_deadline();
+    finish(id, FinishReason::kLength, kDeadlineDetail, std::move(r.text));
+  }
+}
+
 void EngineCore::step() {
+  expire_deadlines();
+  if (!scheduler_->has_unfinished()) {
+    publish_stats();
+    return;
+  }
   const Clock::time_point t_schedule = Clock::now();
   StepPlan plan = scheduler_->schedule();
   for (SeqId id : scheduler_->take_rejected()) {

@@ -12,6 +12,8 @@ const char* to_string(FinishReason reason) {
       return "abort";
     case FinishReason::kError:
       return "error";
+    case FinishReason::kQueueTimeout:
+      return "queue_timeout";
   }
   return "error";
 }

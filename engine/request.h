@@ -1,5 +1,6 @@
 #pragma once
 // What the outside world hands the engine and what it gets back, one event at a time.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,14 +16,29 @@ using RequestId = int64_t;
 
 class LoraLease;  // engine/lora_registry.h
 
-enum class FinishReason { kStop, kLength, kAbort, kError };
-const char* to_string(FinishReason reason);  // "stop" | "length" | "abort" | "error"
+// kQueueTimeout: the request's queue deadline passed before it was ever scheduled, so it took no
+// blocks and produced nothing (the routes answer 503 + Retry-After). A request stopped by its
+// total deadline ends with kLength and finish_detail "deadline".
+enum class FinishReason { kStop, kLength, kAbort, kError, kQueueTimeout };
+// "stop" | "length" | "abort" | "error" | "queue_timeout"
+const char* to_string(FinishReason reason);
+// RequestOutput::finish_detail of a request stopped at Request::deadline.
+inline constexpr const char* kDeadlineDetail = "deadline";
 
 struct Request {
   std::vector<int32_t> prompt_ids;
   SamplingParams params;
   // The LoRA adapter to run with (Engine::loras()->acquire); null: the base model.
   std::shared_ptr<const LoraLease> lora = nullptr;
+  // Under --scheduling-policy priority: lower values are admitted first and preempted last.
+  // Must be 0 under fcfs (Engine::submit refuses it, as vLLM does).
+  int32_t priority = 0;
+  // Checked by the engine before every step (max(): none). Not yet scheduled at queue_deadline
+  // (or at deadline): finished with kQueueTimeout. Scheduled and still going at deadline: ends
+  // there with kLength ("deadline"), keeping what it generated; its blocks are freed.
+  std::chrono::steady_clock::time_point queue_deadline =
+      std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct TokenLogprob {

@@ -89,6 +89,12 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
          s.requests_finished_total);
   metric(out, "requests_aborted_total", "counter", "Requests cancelled or aborted.",
          s.requests_aborted_total);
+  metric(out, "requests_queue_timeout_total", "counter",
+         "Requests refused because their queue deadline passed before they were scheduled.",
+         s.requests_queue_timeout_total);
+  metric(out, "requests_deadline_total", "counter",
+         "Requests stopped at their total deadline (finish_reason length).",
+         s.requests_deadline_total);
   metric(out, "max_seqs_in_step", "gauge", "The most sequences one engine step has run.",
          s.max_seqs_in_step);
   header(out, "step_phase_seconds_total", "counter",

@@ -124,6 +124,30 @@ void reject_unsupported(const json& body, Endpoint endpoint, int32_t n) {
   }
 }
 
+// A deadline in seconds: the body's (a positive number), capped by the server's; the server's
+// when the body sends none.
+std::optional<double> deadline_seconds(const json& body, const char* name, double server) {
+  std::optional<double> v = get_number(body, name);
+  if (v && !(*v > 0 && *v <= 1e7)) {
+    reject(name, std::string("'") + name +
+                     "' must be a number of seconds above 0 (at most 1e7), got " +
+                     find(body, name)->dump());
+  }
+  if (!v) return server > 0 ? std::optional<double>(server) : std::nullopt;
+  return server > 0 ? std::min(*v, server) : *v;
+}
+
+void parse_scheduling(const json& body, const RequestLimits& limits, SchedulingRequest* s) {
+  if (auto v = get_int(body, "priority")) {
+    if (*v < std::numeric_limits<int32_t>::min() || *v > std::numeric_limits<int32_t>::max()) {
+      reject("priority", "'priority' must fit a 32-bit integer, got " + std::to_string(*v));
+    }
+    s->priority = static_cast<int32_t>(*v);
+  }
+  s->queue_seconds = deadline_seconds(body, "max_queue_seconds", limits.max_queue_seconds);
+  s->total_seconds = deadline_seconds(body, "max_request_seconds", limits.max_request_seconds);
+}
+
 void parse_sampling(const json& body, Endpoint endpoint, const RequestLimits& limits,
                     OpenAiRequest* r) {
   SamplingParams& p = r->params;
@@ -265,6 +289,7 @@ std::variant<OpenAiRequest, ApiError> parse_openai_request(std::string_view body
       r.prompts = parse_prompts(j, limits);
     }
     parse_sampling(j, endpoint, limits, &r);
+    parse_scheduling(j, limits, &r.scheduling);
     reject_unsupported(j, endpoint, r.params.n);
     if (endpoint == Endpoint::kChat) r.tools = parse_tool_request(j, body);
     r.constraint = parse_output_constraint(j, body);

@@ -37,6 +37,20 @@ struct RequestLimits {
   // The checkpoint's generation_config.json (--generation-config auto): fills the sampling
   // fields a request leaves out.
   GenerationDefaults generation_defaults;
+  // --max-queue-seconds / --max-request-seconds: the deadlines of a request that sends none,
+  // and the most one may ask (0: no server deadline).
+  double max_queue_seconds = 0;
+  double max_request_seconds = 0;
+};
+
+// When the engine gives up on a request (engine/request.h): `priority` (vLLM's field, lower
+// first; only under --scheduling-policy priority), and its queue and total deadlines in
+// seconds from arrival, each the body's (max_queue_seconds, max_request_seconds) capped by the
+// server's, or the server's; nullopt: none.
+struct SchedulingRequest {
+  int32_t priority = 0;
+  std::optional<double> queue_seconds;
+  std::optional<double> total_seconds;
 };
 
 struct OpenAiRequest {
@@ -55,6 +69,7 @@ struct OpenAiRequest {
   std::string user;
   ToolRequest tools;            // chat: tools and tool_choice (the template sees chat.tools)
   OutputConstraint constraint;  // response_format / structured_outputs
+  SchedulingRequest scheduling;
 };
 
 // Parses `body` for `endpoint`. Fills every sampling field from the body; a field the body leaves

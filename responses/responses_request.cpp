@@ -282,6 +282,11 @@ ResponsesRequest translate(std::string_view text) {
     }
   }
 
+  // pagedserve's scheduling fields (priority, deadlines): checked where chat parses them.
+  for (const char* field : {"priority", "max_queue_seconds", "max_request_seconds"}) {
+    if (const json* v = find(body, field)) chat[field] = *v;
+  }
+
   echo["reasoning"] = {{"effort", nullptr}, {"summary", nullptr}};
   if (const json* reasoning = find(body, "reasoning")) {
     if (!reasoning->is_object()) wrong_type("reasoning", "an object", *reasoning);

@@ -76,6 +76,11 @@ StopResult StopChecker::finish_by_grammar() {
   return finish(StopReason::kGrammar, take_all_text());
 }
 
+StopResult StopChecker::finish_by_deadline() {
+  if (reason_ != StopReason::kNone) return StopResult{{}, reason_, {}};
+  return finish(StopReason::kDeadline, take_all_text());
+}
+
 std::string StopChecker::take_all_text() {
   std::string text = std::move(held_) + detok_.flush();
   held_.clear();

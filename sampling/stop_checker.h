@@ -17,7 +17,8 @@ enum class StopReason {
   kStopString,
   kMaxTokens,
   kContextLength,
-  kGrammar,  // the request's grammar is complete: nothing but EOS could follow
+  kGrammar,   // the request's grammar is complete: nothing but EOS could follow
+  kDeadline,  // the request's total deadline passed (finish_by_deadline)
 };
 
 struct StopResult {
@@ -58,6 +59,9 @@ class StopChecker {
   // Called when a constrained request's grammar allows nothing but EOS: min_tokens cannot
   // apply to output the grammar has closed.
   StopResult finish_by_grammar();
+  // Ends the request with kDeadline between tokens, returning the text held back (a partial
+  // stop string is emitted: it can no longer complete).
+  StopResult finish_by_deadline();
   int32_t num_output_tokens() const { return num_output_; }
   StopReason reason() const { return reason_; }
 

@@ -15,7 +15,8 @@ Scheduler::Scheduler(SchedulerConfig config)
   }
 }
 
-void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter) {
+void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter,
+                    int32_t priority) {
   if (seqs_.count(id)) {
     throw std::invalid_argument("Scheduler::add: sequence id " + std::to_string(id) +
                                 " is already in use");
@@ -26,8 +27,35 @@ void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapte
     return;
   }
   Sequence* s = seq.get();
+  s->priority_ = priority;
+  s->arrival_ = next_arrival_++;
   seqs_.emplace(id, std::move(seq));
-  s->queue_pos_ = waiting_.insert(waiting_.end(), s);
+  enqueue_waiting(s, /*preempted=*/false);
+}
+
+bool Scheduler::ranks_before(const Sequence& a, const Sequence& b) {
+  if (a.priority_ != b.priority_) return a.priority_ < b.priority_;
+  return a.arrival_ < b.arrival_;
+}
+
+void Scheduler::enqueue_waiting(Sequence* seq, bool preempted) {
+  if (config_.policy == SchedulingPolicy::kFcfs) {
+    seq->queue_pos_ = waiting_.insert(preempted ? waiting_.begin() : waiting_.end(), seq);
+    return;
+  }
+  auto at = std::find_if(waiting_.begin(), waiting_.end(),
+                         [&](const Sequence* w) { return ranks_before(*seq, *w); });
+  seq->queue_pos_ = waiting_.insert(at, seq);
+}
+
+Sequence* Scheduler::victim() const {
+  if (running_.empty()) throw std::logic_error("Scheduler: nothing running to preempt");
+  if (config_.policy == SchedulingPolicy::kFcfs) return running_.back();
+  Sequence* worst = running_.front();
+  for (Sequence* s : running_) {
+    if (ranks_before(*worst, *s)) worst = s;
+  }
+  return worst;
 }
 
 void Scheduler::want_prompt_logits(SeqId id) {
@@ -50,18 +78,14 @@ StepPlan Scheduler::schedule() {
 // Every running sequence with one token left (its last sampled token) gets it first, oldest
 // first, so decoding latency does not depend on prefill load.
 void Scheduler::schedule_decodes(Step& step) {
-  for (auto it = running_.begin(); it != running_.end();) {
-    Sequence* seq = *it;
-    if (seq->num_uncomputed_tokens() != 1) {
-      ++it;
-      continue;
-    }
+  // A copy: preemption removes sequences from running_ as we go. A preempted one is waiting
+  // again and skipped (under kFcfs every sequence after a preempted one was preempted first).
+  const std::vector<Sequence*> order(running_.begin(), running_.end());
+  for (Sequence* seq : order) {
+    if (seq->status() != SeqStatus::kRunning || seq->num_uncomputed_tokens() != 1) continue;
     if (step.budget == 0) break;
-    // Preemption takes from the back, so `it` survives unless seq itself is the victim, and
-    // then nothing newer is left to schedule.
-    if (!reserve_or_preempt(step, seq, seq->num_tokens())) break;
+    if (!reserve_or_preempt(step, seq, seq->num_tokens())) continue;
     add_to_step(step, seq, 1);
-    ++it;
   }
 }
 
@@ -70,10 +94,10 @@ void Scheduler::schedule_decodes(Step& step) {
 // running sequence preempted.
 void Scheduler::schedule_running_prefills(Step& step) {
   const int32_t bs = config_.block_size;
-  for (auto it = running_.begin(); it != running_.end();) {
-    Sequence* seq = *it;
-    if (seq->scheduled_tokens_ > 0 || seq->num_uncomputed_tokens() < 2) {
-      ++it;
+  const std::vector<Sequence*> order(running_.begin(), running_.end());  // as in decodes
+  for (Sequence* seq : order) {
+    if (seq->status() != SeqStatus::kRunning || seq->scheduled_tokens_ > 0 ||
+        seq->num_uncomputed_tokens() < 2) {
       continue;
     }
     if (step.budget == 0 || static_cast<int32_t>(step.scheduled.size()) >= config_.max_num_seqs) {
@@ -86,27 +110,33 @@ void Scheduler::schedule_running_prefills(Step& step) {
       const auto held = static_cast<int32_t>(seq->block_table().size());
       room = (held + blocks_.num_available_blocks()) * bs - seq->num_computed_tokens();
       if (room > 0) break;
-      self_preempted = running_.back() == seq;
-      preempt_newest(step);
+      Sequence* v = victim();
+      self_preempted = v == seq;
+      preempt(step, v);
       if (self_preempted) break;
     }
-    if (self_preempted) break;
+    if (self_preempted) continue;
     const int32_t n = std::min(want, room);
     if (!blocks_.append_slots(seq->id(), seq->num_computed_tokens() + n)) {
       throw std::logic_error("Scheduler: blocks counted available could not be taken");
     }
     add_to_step(step, seq, n);
-    ++it;
   }
 }
 
-// Waiting sequences enter in FIFO order. One that does not fit stops admission: later ones
-// never skip ahead, so a long prompt cannot be starved by a stream of short ones.
+// Waiting sequences enter in queue order. One that does not fit stops admission: later ones
+// never skip ahead, so a long prompt cannot be starved by a stream of short ones. Under
+// kPriority the front may first preempt running sequences of strictly lower priority for a
+// seat or for blocks.
 void Scheduler::admit_waiting(Step& step) {
-  while (!waiting_.empty() && step.budget > 0 &&
-         static_cast<int32_t>(step.scheduled.size()) < config_.max_num_seqs &&
-         num_running() < config_.max_num_seqs) {
+  while (!waiting_.empty()) {
     Sequence* seq = waiting_.front();
+    // No budget, step row or seat left: only a lower-priority sequence's can be had.
+    if (step.budget == 0 || static_cast<int32_t>(step.scheduled.size()) >= config_.max_num_seqs ||
+        num_running() >= config_.max_num_seqs) {
+      if (!preempt_lower(step, *seq)) break;
+      continue;
+    }
     if (!fits_pool(*seq)) {
       // Only a preempted sequence can grow past the pool; prompts are checked in add().
       reject(seq);
@@ -118,7 +148,10 @@ void Scheduler::admit_waiting(Step& step) {
     if (!seq->prompt_logits()) match = blocks_.match_prefix(seq->tokens(), match.root);
     const int32_t n = std::min(seq->num_tokens() - match.num_tokens, step.budget);
     const int32_t slots = match.num_tokens + n;
-    if (!blocks_.can_allocate(match, slots)) break;
+    if (!blocks_.can_allocate(match, slots)) {
+      if (!preempt_lower(step, *seq)) break;
+      continue;
+    }
     blocks_.allocate(seq->id(), match, slots);
     waiting_.pop_front();
     seq->admit(match.num_tokens);  // waiting -> running
@@ -129,25 +162,32 @@ void Scheduler::admit_waiting(Step& step) {
 
 bool Scheduler::reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots) {
   while (!blocks_.append_slots(seq->id(), num_slots)) {
-    const bool self = running_.back() == seq;
-    preempt_newest(step);
-    if (self) return false;
+    Sequence* v = victim();
+    preempt(step, v);
+    if (v == seq) return false;
   }
   return true;
 }
 
-// running -> waiting (front). Its published blocks stay cached, so re-admission may find them.
-void Scheduler::preempt_newest(Step& step) {
-  if (running_.empty()) throw std::logic_error("Scheduler: nothing running to preempt");
-  Sequence* victim = running_.back();
-  running_.pop_back();
+bool Scheduler::preempt_lower(Step& step, const Sequence& seq) {
+  if (config_.policy != SchedulingPolicy::kPriority || running_.empty()) return false;
+  Sequence* v = victim();
+  if (v->priority_ <= seq.priority_) return false;
+  preempt(step, v);
+  return true;
+}
+
+// running -> waiting (kFcfs: the front). Its published blocks stay cached, so re-admission may
+// find them.
+void Scheduler::preempt(Step& step, Sequence* victim) {
+  running_.erase(victim->queue_pos_);
   if (victim->scheduled_tokens_ > 0) {
     step.budget += victim->scheduled_tokens_;
     std::erase(step.scheduled, victim);
   }
   blocks_.free(victim->id());
   victim->preempt();
-  victim->queue_pos_ = waiting_.insert(waiting_.begin(), victim);
+  enqueue_waiting(victim, /*preempted=*/true);
   step.preempted.push_back(victim->id());
   ++num_preemptions_;
 }

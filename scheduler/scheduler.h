@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kvcache/block_manager.h"
+#include "scheduler/scheduling_policy.h"
 #include "scheduler/sequence.h"
 #include "scheduler/speculative_config.h"
 #include "scheduler/step_plan.h"
@@ -24,6 +25,7 @@ struct SchedulerConfig {
   bool enable_prefix_caching = true;
   BlockHasher block_hasher = {};  // empty: default_block_hash (tests inject collisions)
   SpeculativeConfig speculative;  // n-gram drafts for sequences that allow_speculation()
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
 };
 
 class Scheduler {
@@ -31,10 +33,13 @@ class Scheduler {
   // Throws std::invalid_argument on a non-positive size or count.
   explicit Scheduler(SchedulerConfig config);
 
-  // -> waiting, at the back of the queue. A prompt that needs more blocks than the whole pool
-  // is rejected at once (see take_rejected). Throws std::invalid_argument on an empty prompt
-  // or an id already in use. `adapter`: the LoRA adapter it runs with (sequence.h).
-  void add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter = {});
+  // -> waiting, at the back of the queue (kPriority: behind every waiting sequence of the same
+  // or a lower value). A prompt that needs more blocks than the whole pool is rejected at once
+  // (see take_rejected). Throws std::invalid_argument on an empty prompt or an id already in
+  // use. `adapter`: the LoRA adapter it runs with (sequence.h). `priority` only orders under
+  // kPriority.
+  void add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapter = {},
+           int32_t priority = 0);
 
   // Lets `id` carry n-gram draft tokens (config.speculative) while it decodes, never past
   // `max_total_tokens` tokens (its prompt + max_tokens: drafts beyond its end are waste).
@@ -102,10 +107,20 @@ class Scheduler {
   void schedule_running_prefills(Step& step);
   void admit_waiting(Step& step);
   void schedule_drafts(Step& step);
-  // Gets blocks for `seq`'s first `num_slots` tokens, preempting the newest running sequences
+  // Gets blocks for `seq`'s first `num_slots` tokens, preempting running sequences (victim())
   // while the pool is short. False when `seq` itself had to be preempted.
   bool reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots);
-  void preempt_newest(Step& step);
+  // The running sequence preempted first (the policy's; see SchedulingPolicy).
+  Sequence* victim() const;
+  void preempt(Step& step, Sequence* victim);
+  // kPriority: preempts victim() when its priority is strictly lower than `seq`'s (a higher
+  // value). False (nothing done) otherwise, and always under kFcfs.
+  bool preempt_lower(Step& step, const Sequence& seq);
+  // Puts a waiting sequence in its place: kFcfs at the front (preempted) or back (new);
+  // kPriority by (priority, arrival).
+  void enqueue_waiting(Sequence* seq, bool preempted);
+  // kPriority: whether `a` goes before `b`.
+  static bool ranks_before(const Sequence& a, const Sequence& b);
   void add_to_step(Step& step, Sequence* seq, int32_t num_tokens);
   bool fits_pool(const Sequence& seq) const;
   void reject(Sequence* seq);
@@ -116,7 +131,8 @@ class Scheduler {
   BlockManager blocks_;
   std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
   Queue running_;  // admission order: newest at the back, preempted first
-  Queue waiting_;  // FIFO; preempted sequences go to the front
+  Queue waiting_;  // kFcfs: FIFO, preempted sequences at the front; kPriority: sorted
+  uint64_t next_arrival_ = 0;
   std::vector<SeqId> rejected_;
   uint64_t num_preemptions_ = 0;
 };

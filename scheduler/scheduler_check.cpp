@@ -1,5 +1,6 @@
 // Scheduler::check_integrity(): the sequence-side invariants, on top of the block manager's.
 // Meant between steps (after postprocess/finish), as the tests and the engine's debug mode do.
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -43,6 +44,10 @@ void Scheduler::check_integrity() const {
   }
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     const Sequence& seq = **it;
+    if (config_.policy == SchedulingPolicy::kPriority && it != waiting_.begin() &&
+        ranks_before(seq, **std::prev(it))) {
+      fail(seq, "waits behind a sequence of lower priority");
+    }
     if (seq.status() != SeqStatus::kWaiting) fail(seq, "is in the waiting queue but not waiting");
     if (seq.queue_pos_ != it || lookup(seq.id()) != &seq) fail(seq, "has a stale queue position");
     if (seq.num_computed_tokens() != 0 || blocks_.has_table(seq.id())) {

@@ -59,6 +59,10 @@ class Sequence {
   int32_t speculation_limit() const { return speculation_limit_; }
   // Its prompt rows return logits (Scheduler::want_prompt_logits).
   bool prompt_logits() const { return prompt_logits_; }
+  // Under SchedulingPolicy::kPriority: lower values are admitted first and preempted last.
+  int32_t priority() const { return priority_; }
+  // The order add() saw it in; ties between equal priorities go to the older.
+  uint64_t arrival() const { return arrival_; }
 
  private:
   friend class Scheduler;
@@ -89,6 +93,8 @@ class Sequence {
   std::vector<int32_t> draft_;
   int32_t speculation_limit_ = 0;
   bool prompt_logits_ = false;
+  int32_t priority_ = 0;
+  uint64_t arrival_ = 0;
 };
 
 }  // namespace ps

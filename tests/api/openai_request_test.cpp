@@ -398,5 +398,39 @@ TEST(DetokenizeRequest, TokensInTheVocabulary) {
   EXPECT_TRUE(std::holds_alternative<ApiError>(parse_detokenize_request(R"({"tokens":"1"})", 10)));
 }
 
+// Issue #39: priority and the two deadlines; a body's deadline is capped by the server's.
+TEST(OpenAiRequest, SchedulingFieldsAndTheirServerCaps) {
+  OpenAiRequest plain = ok(chat(""));
+  EXPECT_EQ(plain.scheduling.priority, 0);
+  EXPECT_FALSE(plain.scheduling.queue_seconds);
+  EXPECT_FALSE(plain.scheduling.total_seconds);
+
+  OpenAiRequest r = ok(chat(R"("priority":-7,"max_queue_seconds":2.5,"max_request_seconds":30)"));
+  EXPECT_EQ(r.scheduling.priority, -7);
+  EXPECT_DOUBLE_EQ(*r.scheduling.queue_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(*r.scheduling.total_seconds, 30);
+
+  RequestLimits l = limits();
+  l.max_queue_seconds = 1;
+  l.max_request_seconds = 60;
+  auto capped = std::get<OpenAiRequest>(parse_openai_request(
+      chat(R"("max_queue_seconds":5,"max_request_seconds":10)"), Endpoint::kChat, l));
+  EXPECT_DOUBLE_EQ(*capped.scheduling.queue_seconds, 1);   // the server's is lower
+  EXPECT_DOUBLE_EQ(*capped.scheduling.total_seconds, 10);  // the body's is lower
+  auto defaulted = std::get<OpenAiRequest>(parse_openai_request(chat(""), Endpoint::kChat, l));
+  EXPECT_DOUBLE_EQ(*defaulted.scheduling.queue_seconds, 1);
+  EXPECT_DOUBLE_EQ(*defaulted.scheduling.total_seconds, 60);
+
+  EXPECT_EQ(ok(chat(R"("priority":null,"max_queue_seconds":null)")).scheduling.priority, 0);
+  for (const char* body : {R"("priority":"1")", R"("priority":0.5)", R"("priority":3000000000)"}) {
+    EXPECT_EQ(bad(chat(body)).param, "priority") << body;
+  }
+  for (const char* body : {R"("max_queue_seconds":0)", R"("max_queue_seconds":-1)",
+                           R"("max_queue_seconds":"5")", R"("max_queue_seconds":1e300)"}) {
+    EXPECT_EQ(bad(chat(body)).param, "max_queue_seconds") << body;
+  }
+  EXPECT_EQ(bad(chat(R"("max_request_seconds":[1])")).param, "max_request_seconds");
+}
+
 }  // namespace
 }  // namespace ps
