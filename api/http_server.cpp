@@ -161,6 +161,8 @@ void HttpServer::Impl::setup() {
   server.Get("/v1/models",
              [this](const httplib::Request&, httplib::Response& res) { models(res); });
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { metrics(res); });
+  server.Get("/debug/kv-cache/blocks",
+             [this](const httplib::Request&, httplib::Response& res) { kv_cache_blocks(res); });
   post("/v1/chat/completions",
        [this](const httplib::Request& req, const std::string& body, httplib::Response& res) {
          handle_completion(ctx(), Endpoint::kChat, req, body, res);

@@ -81,6 +81,9 @@ struct HttpServer::Impl {
   void tokenize(const std::string& body, httplib::Response& res);
   void detokenize(const std::string& body, httplib::Response& res);
   void metrics(httplib::Response& res);
+  // With --kv-events-config: {"block_hashes": [...], "last_event_seq": N}, the prefix cache's
+  // keys and the last event batch that describes them (a subscriber's check); else 404.
+  void kv_cache_blocks(httplib::Response& res);
   static void admin_reply(httplib::Response& res,
                           const std::variant<nlohmann::json, ApiError>& reply) {
     if (auto* e = std::get_if<ApiError>(&reply)) return send_error(res, *e);

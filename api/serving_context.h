@@ -38,6 +38,9 @@ struct ServingContext {
   RequestLimits limits;
   int32_t max_model_len = 0;
   int32_t block_size = 16;  // KV-cache block size in tokens (for routers' prefix-cache scorers)
+  // --kv-events-config publishes the cache's events: GET /debug/kv-cache/blocks shows the keys
+  // they describe (only then: the events already give subscribers the same tokens' hashes).
+  bool kv_events_enabled = false;
   // --request-timeout: a completion still generating after this long is cancelled and answered
   // with a timeout error (zero: no limit).
   std::chrono::milliseconds request_timeout{0};

@@ -64,4 +64,26 @@ void HttpServer::Impl::metrics(httplib::Response& res) {
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 
+void HttpServer::Impl::kv_cache_blocks(httplib::Response& res) {
+  auto c = ctx();
+  if (!c || !c->kv_events_enabled) {
+    ApiError e;
+    e.status = 404;
+    e.message = "GET /debug/kv-cache/blocks needs --kv-events-config with enable_kv_cache_events";
+    return send_error(res, e);
+  }
+  auto snap = c->engine->cache_snapshot(std::chrono::seconds(30));
+  if (!snap) {
+    ApiError e;
+    e.status = 503;
+    e.type = "server_error";
+    e.message = "the engine did not answer";
+    e.retry_after_s = 1;
+    return send_error(res, e);
+  }
+  send_json(res, 200, {{"block_hashes", snap->block_hashes},
+                       {"num_blocks", snap->block_hashes.size()},
+                       {"last_event_seq", snap->last_event_seq}});
+}
+
 }  // namespace ps

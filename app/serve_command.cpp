@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "convert/lora_loader.h"
 #include "engine/engine.h"
 #include "http/shutdown_signal.h"
+#include "kvevents/kv_event_publisher.h"
+#include "kvevents/kv_events_config.h"
 #include "openai/constraint_builder.h"
 #include "responses/response_store.h"
 #include "tokenizer/tokenizer.h"
@@ -54,6 +57,10 @@ const char* kServeUsage =
     "  [--allowed-origins URL,URL|* (CORS; off by default)] [--metrics-require-key\n"
     "  (with --api-key, /health and /metrics need the key too)] [--debug-check-integrity\n"
     "  (check the KV cache after every engine step; slow, for tests)]\n"
+    "  [--kv-events-config JSON (vLLM's KV-cache events over ZMQ, e.g.\n"
+    "  '{\"enable_kv_cache_events\": true, \"publisher\": \"zmq\", \"endpoint\":\n"
+    "  \"tcp://*:5557\", \"replay_endpoint\": \"tcp://*:5558\", \"topic\": \"kv-events\"}';\n"
+    "  GET /debug/kv-cache/blocks then lists the cached block hashes)]\n"
     "  engine: [--max-num-seqs 64] [--max-batched-tokens 2048] [--max-model-len N]\n"
     "          [--max-queued-requests 4096] [--block-size 16] [--num-blocks N |\n"
     "          --kv-cache-memory 512M] [--no-prefix-caching]\n"
@@ -127,7 +134,8 @@ int serve_command(int argc, char** argv) {
                                   "allowed-origins",
                                   "responses-store-size",
                                   "responses-store-ttl",
-                                  "generation-config"};
+                                  "generation-config",
+                                  "kv-events-config"};
   std::set<std::string> switches = {"help", "metrics-require-key", "debug-check-integrity",
                                     "enable-lora-runtime-updates"};
   valued.insert({"max-loras", "max-lora-rank"});
@@ -188,6 +196,14 @@ int serve_command(int argc, char** argv) {
   const std::string& dir = location.dir;
   EngineConfig engine_config = engine_config_from_flags(flags);
   engine_config.check_integrity_every_step = flags.on("debug-check-integrity");
+  std::optional<KvEventsConfig> kv_events;
+  if (auto text = flags.opt("kv-events-config")) {
+    try {
+      kv_events = parse_kv_events_config(*text);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("flag --kv-events-config: ") + e.what());
+    }
+  }
   engine_config.max_loras = max_loras_for(flags, lora_modules.size());
   const int32_t max_lora_rank = max_lora_rank_from_flags(flags);
   auto renderer =
@@ -207,6 +223,19 @@ int serve_command(int argc, char** argv) {
       flags.str("served-model-name", location.from_hub ? location.typed : default_model_name(dir));
 
   ShutdownSignal signals;  // before any thread starts, so all of them inherit the mask
+  // ZMQ's threads start here, after the mask; bound before anything listens, so an endpoint
+  // ZMQ refuses is a start-up error.
+  if (kv_events && kv_events->enabled && kv_events->publisher == "zmq") {
+    try {
+      engine_config.kv_events = std::make_shared<KvEventPublisher>(*kv_events);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("flag --kv-events-config: ") + e.what());
+    }
+    std::printf("kv events: publishing on %s%s%s, topic '%s'\n", kv_events->endpoint.c_str(),
+                kv_events->replay_endpoint ? ", replay on " : "",
+                kv_events->replay_endpoint ? kv_events->replay_endpoint->c_str() : "",
+                kv_events->topic.c_str());
+  }
   HttpServer server(options);
   const int port = server.bind();
   // Listening before loading: /health answers 503 until the model is ready.
@@ -267,6 +296,7 @@ int serve_command(int argc, char** argv) {
     ctx->served_model_name = model_name;
     ctx->max_model_len = e->max_model_len();
     ctx->block_size = engine_config.block_size;
+    ctx->kv_events_enabled = engine_config.kv_events != nullptr;
     ctx->limits.max_n = max_n;
     ctx->limits.max_tokens_limit = max_tokens_limit;
     ctx->limits.max_queue_seconds = max_queue_seconds;

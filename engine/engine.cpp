@@ -68,6 +68,10 @@ std::shared_ptr<const Tokenizer> Engine::tokenizer_ptr() const {
 int32_t Engine::max_model_len() const {
   return core_->max_model_len();
 }
+std::optional<Engine::CacheSnapshot> Engine::cache_snapshot(
+    std::chrono::milliseconds timeout) const {
+  return core_->cache_snapshot(timeout);
+}
 int64_t Engine::shutdown(std::chrono::milliseconds drain) {
   return core_->shutdown(drain);
 }

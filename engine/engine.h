@@ -4,12 +4,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "checkpoint/loader.h"
 #include "cpu/model_runner.h"
 #include "engine/engine_stats.h"
+#include "engine/kv_event_sink.h"
 #include "engine/request.h"
 #include "executor/device_select.h"
 #include "scheduler/scheduling_policy.h"
@@ -36,6 +38,9 @@ struct EngineConfig {
   // What Request deadlines are compared with (empty: steady_clock::now). Tests move time
   // forward with it, so a deadline test never races the machine's speed.
   std::function<std::chrono::steady_clock::time_point()> deadline_clock;
+  // --kv-events-config: receives the prefix cache's events, one batch per step that changed it
+  // (kv_event_sink.h). Null: none are recorded.
+  std::shared_ptr<KvEventSink> kv_events;
 };
 
 class EngineCore;
@@ -88,6 +93,15 @@ class Engine {
   const std::string& kernel_summary() const;
   // The LoRA adapters this engine serves (engine/lora_registry.h); never null.
   const std::shared_ptr<LoraRegistry>& loras() const;
+
+  // What the prefix cache holds, read on the engine thread between steps: every block key
+  // (once per block) and the seq of the last KV-event batch handed out before it (-1: none).
+  // Nullopt when the engine does not answer within `timeout` (stopped, or a very long step).
+  struct CacheSnapshot {
+    std::vector<uint64_t> block_hashes;
+    int64_t last_event_seq = -1;
+  };
+  std::optional<CacheSnapshot> cache_snapshot(std::chrono::milliseconds timeout) const;
 
   // Stops accepting; lets running requests finish for up to `drain`, then aborts the rest.
   // Returns how many it aborted (0 when all finished in time), so the server can say so.

@@ -52,6 +52,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   BuiltExecutor built = make_executor(model_.weights, er);
   if (!built.note.empty()) std::fprintf(stderr, "pagedserve: %s\n", built.note.c_str());
   runner_ = std::move(built.executor);
+  kv_medium_ = built.device == Device::cpu ? "CPU" : "GPU";
   num_blocks_ = built.kv.num_blocks;
   // A sequence can never be longer than the whole pool, nor than the model's positions.
   max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_context_len();
@@ -67,6 +68,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.speculative = config_.speculative;
   sc.policy = config_.scheduling_policy;
   scheduler_ = std::make_unique<Scheduler>(sc);
+  if (config_.kv_events) scheduler_->record_block_events(true);
   stats_.kernels = runner_->kernel_summary();
   stats_.weight_bytes = runner_->weight_bytes();
   stats_.weight_bytes_per_token = runner_->weight_bytes_per_token();
@@ -227,6 +229,11 @@ bool EngineCore::drain_inbox(bool block) {
         state->constraint = std::make_unique<ConstrainedRow>(grammar, model_.config.vocab_size);
       }
       requests_.emplace(add->id, std::move(state));
+    } else if (auto* snap = std::get_if<SnapshotCommand>(&cmd)) {
+      // Events recorded so far go out first, so the snapshot's seq covers everything it shows.
+      publish_kv_events();
+      snap->reply->set_value(
+          Engine::CacheSnapshot{scheduler_->block_manager().published_keys(), next_event_seq_ - 1});
     } else if (auto* cancel = std::get_if<CancelCommand>(&cmd)) {
       if (requests_.count(cancel->id)) finish(cancel->id, FinishReason::kAbort, "cancelled", "");
     } else {
@@ -285,7 +292,9 @@ SeqAdapter EngineCore::install_adapter(const Request& request) {
   }
   // The base keeps kRootBlockKey; each load gets its own root (an odd multiplier is a bijection,
   // so no identity maps back to the base's).
-  return SeqAdapter{lease.slot(), kRootBlockKey ^ (lease.identity() * 0x9e3779b97f4a7c15ULL)};
+  const uint64_t root = kRootBlockKey ^ (lease.identity() * 0x9e3779b97f4a7c15ULL);
+  lora_of_root_[root] = static_cast<int64_t>(lease.identity());
+  return SeqAdapter{lease.slot(), root};
 }
 
 void EngineCore::publish_stats() {
@@ -317,6 +326,7 @@ EngineStats EngineCore::stats() const {
   // Submitted requests still in the inbox are waiting too, though the scheduler has not seen
   // them yet; counting them keeps "idle" from being reported while work is queued.
   s.waiting = static_cast<int32_t>(std::max<int64_t>(0, outstanding_.load() - s.running));
+  if (config_.kv_events) s.kv_events_dropped_total = config_.kv_events->dropped();
   s.time_to_first_token = ttft_.snapshot();
   s.inter_token_latency = itl_.snapshot();
   s.e2e_latency = e2e_.snapshot();

@@ -5,6 +5,7 @@
 #include <concurrentqueue/blockingconcurrentqueue.h>
 #include <atomic>
 
+#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -31,6 +32,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   EngineStats stats() const;
   const std::string& kernel_summary() const;
   int64_t shutdown(std::chrono::milliseconds drain);
+  std::optional<Engine::CacheSnapshot> cache_snapshot(std::chrono::milliseconds timeout);
 
   const ModelConfig& model_config() const { return model_.config; }
   const std::shared_ptr<const Tokenizer>& tokenizer() const { return tokenizer_; }
@@ -47,7 +49,10 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
     RequestId id;
   };
   struct AbortAllCommand {};
-  using Command = std::variant<AddCommand, CancelCommand, AbortAllCommand>;
+  struct SnapshotCommand {
+    std::shared_ptr<std::promise<Engine::CacheSnapshot>> reply;
+  };
+  using Command = std::variant<AddCommand, CancelCommand, AbortAllCommand, SnapshotCommand>;
 
   void loop();
   void stop_accepting();
@@ -60,6 +65,8 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   void score_prompts(const StepPlan& plan, std::vector<float>& logits, size_t first_row);
   void finish(RequestId id, FinishReason reason, std::string detail, std::string final_text);
   void publish_stats();
+  // Hands the block manager's events since the last call to config_.kv_events as one batch.
+  void publish_kv_events();
   SeqAdapter install_adapter(const Request& request);
 
   LoadedModel model_;
@@ -77,6 +84,9 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   std::shared_ptr<const std::vector<bool>> token_special_;
   std::shared_ptr<LoraRegistry> loras_;
   std::vector<uint64_t> slot_identity_;  // which load each runner LoRA slot holds (0: none)
+  std::unordered_map<uint64_t, int64_t> lora_of_root_;  // prefix-chain root -> its load's id
+  const char* kv_medium_ = "CPU";
+  int64_t next_event_seq_ = 0;
 
   moodycamel::BlockingConcurrentQueue<Command> inbox_;
   std::thread thread_;

@@ -34,6 +34,10 @@ struct EngineStats {
   // total deadline (Request::queue_deadline, Request::deadline).
   uint64_t requests_queue_timeout_total = 0;
   uint64_t requests_deadline_total = 0;
+  // KV-cache events (--kv-events-config): batches handed to the publisher, and those it
+  // dropped because its queue was full.
+  uint64_t kv_events_batches_total = 0;
+  uint64_t kv_events_dropped_total = 0;
   int32_t max_seqs_in_step = 0;  // the most sequences one step has run
   // Speculative decoding (vLLM's spec_decode counters): sequence-steps that carried a draft,
   // draft tokens verified, and those accepted (the sampled token equalled the draft).

@@ -62,6 +62,7 @@ void EngineCore::step() {
            "the request needs more KV-cache blocks than the whole cache holds", "");
   }
   if (plan.empty()) {
+    publish_kv_events();
     publish_stats();
     return;
   }
@@ -86,6 +87,7 @@ void EngineCore::step() {
   }
   sample_and_emit(plan, logits_);
   if (config_.check_integrity_every_step) scheduler_->block_manager().check_integrity();
+  publish_kv_events();
   publish_stats();
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace ps {
 
@@ -84,6 +85,7 @@ void BlockManager::evict(int32_t id) {
   if (it == hi) fail("evict(): cached block " + std::to_string(id) + " missing from the index");
   index_.erase(it);
   lru_.erase(b.lru_pos);
+  if (record_events_) events_.emplace_back(BlockRemoved{b.key});
   b = Block{};
   free_.push_back(id);
 }
@@ -209,6 +211,12 @@ void BlockManager::publish(int64_t seq, std::span<const int32_t> tokens, int32_t
     fail("publish(): sequence " + std::to_string(seq) + " computed more tokens than it holds");
   }
   const int32_t full = num_computed / block_size_;
+  // One BlockStored per run of consecutive newly indexed blocks; a deduplicated block ends it.
+  BlockStored run;
+  const auto flush = [&] {
+    if (!run.hashes.empty()) events_.emplace_back(std::move(run));
+    run = BlockStored{};
+  };
   for (int32_t i = t.num_published; i < full; ++i) {
     auto chunk = tokens.subspan(static_cast<size_t>(i) * block_size_, block_size_);
     const uint64_t key = hasher_(t.chain_key, chunk);
@@ -219,13 +227,34 @@ void BlockManager::publish(int64_t seq, std::span<const int32_t> tokens, int32_t
       share(existing);
       t.blocks[i] = existing;
       release(own);
+      if (record_events_) flush();
     } else {
       index(own, key, t.chain_serial, t.root, chunk);
+      if (record_events_) {
+        if (run.hashes.empty()) {
+          if (i > 0) run.parent = t.chain_key;
+          run.root = t.root;
+        }
+        run.hashes.push_back(key);
+        run.token_ids.insert(run.token_ids.end(), chunk.begin(), chunk.end());
+      }
     }
     t.chain_key = key;
     t.chain_serial = blocks_[t.blocks[i]].serial;
     t.num_published = i + 1;
   }
+  if (record_events_) flush();
+}
+
+std::vector<BlockEvent> BlockManager::take_events() {
+  return std::exchange(events_, {});
+}
+
+std::vector<uint64_t> BlockManager::published_keys() const {
+  std::vector<uint64_t> keys;
+  keys.reserve(index_.size());
+  for (const auto& [key, id] : index_) keys.push_back(key);
+  return keys;
 }
 
 void BlockManager::free(int64_t seq) {

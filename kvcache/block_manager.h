@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kvcache/block_events.h"
 #include "kvcache/block_hash.h"
 
 namespace ps {
@@ -96,6 +97,13 @@ class BlockManager {
   // Empty for a sequence without blocks.
   const std::vector<int32_t>& block_table(int64_t seq) const;
 
+  // KV-cache events (block_events.h): off by default. While on, publish() and eviction record
+  // them; take_events() hands over what was recorded since the last call, in order.
+  void set_record_events(bool on) { record_events_ = on; }
+  std::vector<BlockEvent> take_events();
+  // Every key the prefix cache holds (active or cached), once per block holding it.
+  std::vector<uint64_t> published_keys() const;
+
   // Throws std::logic_error naming the first violated invariant: free + cached + active =
   // total, ref counts = number of tables holding the block, index and LRU consistent.
   void check_integrity() const;
@@ -145,6 +153,8 @@ class BlockManager {
   uint64_t next_serial_ = 1;
   uint64_t prefix_queries_ = 0;
   uint64_t prefix_hits_ = 0;
+  bool record_events_ = false;
+  std::vector<BlockEvent> events_;
 };
 
 }  // namespace ps

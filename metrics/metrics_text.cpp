@@ -95,6 +95,12 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
   metric(out, "requests_deadline_total", "counter",
          "Requests stopped at their total deadline (finish_reason length).",
          s.requests_deadline_total);
+  metric(out, "kv_events_batches_total", "counter",
+         "KV-cache event batches handed to the publisher (--kv-events-config).",
+         s.kv_events_batches_total);
+  metric(out, "kv_events_dropped_total", "counter",
+         "KV-cache event batches the publisher dropped (its queue was full).",
+         s.kv_events_dropped_total);
   metric(out, "max_seqs_in_step", "gauge", "The most sequences one engine step has run.",
          s.max_seqs_in_step);
   header(out, "step_phase_seconds_total", "counter",

@@ -82,6 +82,9 @@ class Scheduler {
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   const Sequence* find(SeqId id) const;
   const BlockManager& block_manager() const { return blocks_; }
+  // The block manager's KV-cache events (kvcache/block_events.h): off until turned on.
+  void record_block_events(bool on) { blocks_.set_record_events(on); }
+  std::vector<BlockEvent> take_block_events() { return blocks_.take_events(); }
   uint64_t num_preemptions() const { return num_preemptions_; }
   const SchedulerConfig& config() const { return config_; }
 

@@ -15,11 +15,14 @@ t0=$(date +%s)
 # No libtorch: the serving binary links none (docs/architecture.md); scripts/test.sh installs it
 # for the tests' PyTorch reference and pagedserve-train. OpenBLAS's OpenMP flavour is the linear
 # tuner's BLAS candidate (through cblas) and shares the kernels' one OpenMP pool. ccache makes
-# rebuilds in fresh build dirs cheap (CMake uses it when found).
+# rebuilds in fresh build dirs cheap (CMake uses it when found). libzmq + cppzmq + msgpack-cxx
+# publish KV-cache events in vLLM's wire format (--kv-events-config; the routers that place
+# requests by prefix read ZMQ and msgpack).
 install_packages \
   build-essential cmake ninja-build pkg-config ccache \
   libopenblas-openmp-dev \
-  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev libicu-dev
+  libcpp-httplib-dev libconcurrentqueue-dev nlohmann-json3-dev libpcre2-dev libicu-dev \
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev
 echo "setup: packages in $(elapsed_since "$t0")"
 t_build=$(date +%s)
 

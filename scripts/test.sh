@@ -32,6 +32,8 @@ packages=(
   # validates the structured-output corpus (e2e/structured_schema_corpus.sh) and our replies
   # against OpenAI's OpenAPI schemas (e2e/openai_schemas.sh)
   python3-jsonschema
+  # the KV-cache event subscriber (e2e/kv_events.sh) decodes vLLM's format with them
+  python3-zmq python3-msgpack
 )
 # Node.js may come from elsewhere than Debian (e.g. a nodejs build that bundles npm, which then
 # conflicts with Debian's npm package): install Debian's only when the commands are missing.
