@@ -81,9 +81,10 @@ void HttpServer::Impl::kv_cache_blocks(httplib::Response& res) {
     e.retry_after_s = 1;
     return send_error(res, e);
   }
-  send_json(res, 200, {{"block_hashes", snap->block_hashes},
-                       {"num_blocks", snap->block_hashes.size()},
-                       {"last_event_seq", snap->last_event_seq}});
+  send_json(res, 200,
+            {{"block_hashes", snap->block_hashes},
+             {"num_blocks", snap->block_hashes.size()},
+             {"last_event_seq", snap->last_event_seq}});
 }
 
 }  // namespace ps
