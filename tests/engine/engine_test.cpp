@@ -13,37 +13,14 @@
 namespace ps {
 namespace {
 
+using testing_util::collect;
+using testing_util::Collected;
 using testing_util::expect_settled;
 using testing_util::random_prompt;
 using testing_util::small_config;
 using testing_util::small_tokenizer;
 using testing_util::submit_ok;
 using namespace std::chrono_literals;
-
-struct Collected {
-  std::vector<int32_t> tokens;
-  std::string text;
-  int finish_events = 0;
-  RequestOutput last;
-};
-
-Collected collect(RequestStream& stream) {
-  Collected c;
-  RequestOutput ev;
-  auto deadline = std::chrono::steady_clock::now() + 120s;
-  while (!stream.finished() && std::chrono::steady_clock::now() < deadline) {
-    if (!stream.next(&ev, 100ms)) continue;
-    c.tokens.insert(c.tokens.end(), ev.token_ids.begin(), ev.token_ids.end());
-    c.text += ev.text;
-    if (ev.finish) {
-      ++c.finish_events;
-      c.last = ev;
-    }
-  }
-  // Nothing may follow the finish event.
-  EXPECT_FALSE(stream.next(&ev, 10ms));
-  return c;
-}
 
 class EngineTest : public ::testing::Test {
  protected:

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "engine/engine.h"
 
@@ -21,6 +23,34 @@ inline std::unique_ptr<RequestStream> submit_ok(Engine& engine, Request r) {
     return nullptr;
   }
   return std::move(std::get<std::unique_ptr<RequestStream>>(res));
+}
+
+// A request's events gathered: its tokens and text, and its finish event.
+struct Collected {
+  std::vector<int32_t> tokens;
+  std::string text;
+  int finish_events = 0;
+  RequestOutput last;
+};
+
+// Reads `stream` to its finish event (up to 120 s), on top of what `c` already holds (a test
+// that read the first event itself); checks that nothing follows the finish event.
+inline Collected collect(RequestStream& stream, Collected c = {}) {
+  using namespace std::chrono_literals;
+  RequestOutput ev;
+  const auto give_up = std::chrono::steady_clock::now() + 120s;
+  while (!stream.finished() && std::chrono::steady_clock::now() < give_up) {
+    if (!stream.next(&ev, 100ms)) continue;
+    c.tokens.insert(c.tokens.end(), ev.token_ids.begin(), ev.token_ids.end());
+    c.text += ev.text;
+    if (ev.finish) {
+      ++c.finish_events;
+      c.last = ev;
+    }
+  }
+  EXPECT_TRUE(stream.finished());
+  EXPECT_FALSE(stream.next(&ev, 10ms));
+  return c;
 }
 
 // The engine's stats once nothing runs, waits or holds a block (the engine publishes them after

@@ -16,6 +16,8 @@
 namespace ps {
 namespace {
 
+using testing_util::collect;
+using testing_util::Collected;
 using testing_util::expect_settled;
 using testing_util::random_prompt;
 using testing_util::small_config;
@@ -23,29 +25,6 @@ using testing_util::small_tokenizer;
 using testing_util::submit_ok;
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
-
-struct Collected {
-  std::vector<int32_t> tokens;
-  std::string text;
-  int finish_events = 0;
-  RequestOutput last;
-};
-
-Collected collect(RequestStream& stream, Collected c = {}) {
-  RequestOutput ev;
-  const auto give_up = SteadyClock::now() + 120s;
-  while (!stream.finished() && SteadyClock::now() < give_up) {
-    if (!stream.next(&ev, 100ms)) continue;
-    c.tokens.insert(c.tokens.end(), ev.token_ids.begin(), ev.token_ids.end());
-    c.text += ev.text;
-    if (ev.finish) {
-      ++c.finish_events;
-      c.last = ev;
-    }
-  }
-  EXPECT_TRUE(stream.finished());
-  return c;
-}
 
 // The first event of a request: it has been scheduled.
 Collected first_event(RequestStream& stream) {
