@@ -30,6 +30,16 @@ SchedulerConfig cfg(SchedulingPolicy policy, int32_t blocks, int32_t bs, int32_t
   return c;
 }
 
+// Sequences 1 and 2 (3-token prompts, priority `low`) are admitted and run a step; then 3 (one
+// token, priority `urgent`) arrives. Returns the plan of the step after its arrival.
+StepPlan urgent_after_two(Scheduler& sched, FakeModel& model, int32_t low, int32_t urgent) {
+  sched.add(1, iota_tokens(3), {}, low);
+  sched.add(2, iota_tokens(3, 30), {}, low);
+  EXPECT_EQ(run_step(sched, model).seq_ids, (std::vector<SeqId>{1, 2}));
+  sched.add(3, {77}, {}, urgent);
+  return run_step(sched, model);
+}
+
 TEST(PriorityScheduling, WaitingQueueIsOrderedByPriorityThenArrival) {
   Scheduler sched(cfg(SchedulingPolicy::kPriority, 64, 4));
   sched.add(1, {1}, {}, 5);
@@ -57,11 +67,7 @@ TEST(PriorityScheduling, FcfsIgnoresPriorities) {
 TEST(PriorityScheduling, UrgentRequestPreemptsALowerOneForBlocks) {
   Scheduler sched(cfg(SchedulingPolicy::kPriority, 4, 2));
   FakeModel model(sched.config());
-  sched.add(1, iota_tokens(3), {}, 5);
-  sched.add(2, iota_tokens(3, 30), {}, 5);
-  EXPECT_EQ(run_step(sched, model).seq_ids, (std::vector<SeqId>{1, 2}));
-  sched.add(3, {77}, {}, 0);
-  const StepPlan plan = run_step(sched, model);
+  const StepPlan plan = urgent_after_two(sched, model, 5, 0);
   // 1 and 2 decode first; 3 then takes 2's blocks (2 is the newest of the lowest priority).
   EXPECT_EQ(plan.seq_ids, (std::vector<SeqId>{1, 3}));
   EXPECT_EQ(plan.preempted, std::vector<SeqId>{2});
@@ -78,11 +84,7 @@ TEST(PriorityScheduling, UrgentRequestPreemptsALowerOneForBlocks) {
 TEST(PriorityScheduling, FcfsMakesTheSameRequestWait) {
   Scheduler sched(cfg(SchedulingPolicy::kFcfs, 4, 2));
   FakeModel model(sched.config());
-  sched.add(1, iota_tokens(3), {}, 5);
-  sched.add(2, iota_tokens(3, 30), {}, 5);
-  run_step(sched, model);
-  sched.add(3, {77}, {}, 0);
-  const StepPlan plan = run_step(sched, model);
+  const StepPlan plan = urgent_after_two(sched, model, 5, 0);
   EXPECT_EQ(plan.seq_ids, (std::vector<SeqId>{1, 2}));
   EXPECT_TRUE(plan.preempted.empty());
   EXPECT_EQ(sched.find(3)->status(), SeqStatus::kWaiting);
@@ -91,11 +93,7 @@ TEST(PriorityScheduling, FcfsMakesTheSameRequestWait) {
 TEST(PriorityScheduling, EqualPriorityNeverPreemptsForAdmission) {
   Scheduler sched(cfg(SchedulingPolicy::kPriority, 4, 2));
   FakeModel model(sched.config());
-  sched.add(1, iota_tokens(3), {}, 2);
-  sched.add(2, iota_tokens(3, 30), {}, 2);
-  run_step(sched, model);
-  sched.add(3, {77}, {}, 2);
-  const StepPlan plan = run_step(sched, model);
+  const StepPlan plan = urgent_after_two(sched, model, 2, 2);
   EXPECT_EQ(plan.seq_ids, (std::vector<SeqId>{1, 2}));
   EXPECT_TRUE(plan.preempted.empty());
 }
@@ -127,11 +125,7 @@ TEST(PriorityScheduling, DecodeGrowthPreemptsTheLowestPriorityNotTheNewest) {
 TEST(PriorityScheduling, UrgentRequestTakesASeatFromALowerOne) {
   Scheduler sched(cfg(SchedulingPolicy::kPriority, 64, 4, /*max_seqs=*/2));
   FakeModel model(sched.config());
-  sched.add(1, iota_tokens(3), {}, 5);
-  sched.add(2, iota_tokens(3, 30), {}, 5);
-  run_step(sched, model);
-  sched.add(3, {77}, {}, 0);
-  const StepPlan plan = run_step(sched, model);
+  const StepPlan plan = urgent_after_two(sched, model, 5, 0);
   EXPECT_EQ(plan.seq_ids, (std::vector<SeqId>{1, 3}));
   EXPECT_EQ(plan.preempted, std::vector<SeqId>{2});
   EXPECT_EQ(sched.num_running(), 2);
