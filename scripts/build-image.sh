@@ -50,10 +50,11 @@ if command -v podman >/dev/null 2>&1 || command -v buildah >/dev/null 2>&1; then
   stop() { podman stop pagedserve-image-check >/dev/null 2>&1 || true; }
 else
   run_with="chroot (unshare --mount --pid --fork): no podman or buildah here"
-  unshare --mount --pid --fork chroot "$ROOT" /usr/local/bin/pagedserve serve \
+  unshare --mount --pid --fork --kill-child=SIGTERM chroot "$ROOT" /usr/local/bin/pagedserve serve \
     --model /models/tiny --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
   pid=$!
-  stop() { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  # unshare blocks SIGTERM while it waits: the server (its child) gets it, and unshare ends with it.
+  stop() { pkill -TERM -P "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
 fi
 trap stop EXIT
 ok=""

@@ -31,7 +31,9 @@ def main():
         user, tenant, i = job
         body = json.dumps({"messages": [{"role": "system", "content": systems[tenant]},
                                         {"role": "user", "content": f"user {user} question {i}"}],
-                           "max_tokens": 8, "temperature": 0, "stream": True})
+                           "max_tokens": 8, "temperature": 0, "stream": True,
+                           # A chunk per token even where its text is empty (random weights).
+                           "logprobs": True})
         t0 = time.monotonic()
         c = http.client.HTTPConnection(url.hostname, url.port, timeout=600)
         c.request("POST", "/v1/chat/completions", body,
@@ -39,8 +41,12 @@ def main():
         r = c.getresponse()
         ttft = None
         for line in r:
-            if ttft is None and line.startswith(b"data: {") and b'"content"' in line:
-                ttft = time.monotonic() - t0
+            # The first chunk carrying a token (a role-only first chunk does not count).
+            if ttft is None and line.startswith(b"data: {"):
+                choice = json.loads(line[6:])["choices"][0]
+                delta = choice.get("delta", {})
+                if delta.get("content") or delta.get("reasoning_content") or choice.get("logprobs"):
+                    ttft = time.monotonic() - t0
         c.close()
         return r.status, ttft
 
