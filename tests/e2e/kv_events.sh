@@ -34,16 +34,8 @@ bad_config "buffer_steps 0" '{"enable_kv_cache_events": true, "buffer_steps": 0}
 
 # LoRA adapters for the tiny model, written by PyTorch.
 FX="$WORK/adapters"
-DIMS=$("$PY" -c "
-import json, sys
-c = json.load(open(sys.argv[1]))
-hd = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']
-print(c['hidden_size'], c['num_attention_heads'] * hd, c['num_key_value_heads'] * hd,
-      c['intermediate_size'], c['num_hidden_layers'], c['vocab_size'])" "$MODEL/config.json")
-# shellcheck disable=SC2086
-"$PY" "$ROOT/tests/lora/make_lora_adapters.py" "$FX" $DIMS >"$WORK/fx.log" 2>&1 || {
+lora_adapters "$FX" || {
   fail "make_lora_adapters.py"
-  cat "$WORK/fx.log"
   finish
 }
 

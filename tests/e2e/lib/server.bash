@@ -184,3 +184,21 @@ PYEOF
 }
 
 MODEL=$(tiny_model)
+
+# lora_adapters DIR: writes the PyTorch-made LoRA adapters of tests/lora/make_lora_adapters.py for
+# $MODEL's shape into DIR (with /usr/bin/python3, which sees python3-torch). Returns 1, with the
+# script's output shown, when it fails.
+lora_adapters() {
+  local py=/usr/bin/python3 dims
+  dims=$("$py" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))
+hd = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']
+print(c['hidden_size'], c['num_attention_heads'] * hd, c['num_key_value_heads'] * hd,
+      c['intermediate_size'], c['num_hidden_layers'], c['vocab_size'])" "$MODEL/config.json")
+  # shellcheck disable=SC2086  # the dimensions are separate arguments
+  "$py" "$ROOT/tests/lora/make_lora_adapters.py" "$1" $dims >"$WORK/fx.log" 2>&1 || {
+    cat "$WORK/fx.log"
+    return 1
+  }
+}
