@@ -43,9 +43,10 @@ void make_pair(Pair* p) {
   p->client_port = ntohs(c.sin_port);
 }
 
-// The kernel delivers the FIN asynchronously; give it a moment, boundedly.
+// The kernel delivers the FIN asynchronously: wait for it, bounded at 30 s (a loaded machine
+// may not run this thread for a while; on success this returns at once).
 bool becomes_gone(const ConnectionWatch& w) {
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 6000; ++i) {
     if (w.peer_gone()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The edge holds against slow and many clients (issue #20): 1000 connections that send half a
-# request and stall do not delay a normal request by more than 100 ms, with and without nginx in
-# front; 1000 concurrent streaming clients all get their responses, both ways. And each rule of
-# the edge on its own: the header deadline (408), the body deadline, the caps per client address
-# (429) and in all (an idle connection makes room; 503 when all are busy), the keep-alive idle
-# timeout, pipelined requests, an oversized head (431), and a low open-file limit.
+# request and stall do not queue a normal request behind them (that bug makes it seconds late;
+# the bound is 400 ms), with and without nginx in front; 1000 concurrent streaming clients all
+# get their responses, both ways. And each rule of the edge on its own: the header deadline
+# (408), the body deadline, the caps per client address (429) and in all (an idle connection
+# makes room; 503 when all are busy), the keep-alive idle timeout, pipelined requests, an
+# oversized head (431), and a low open-file limit.
 source "$(dirname "$0")/lib/server.bash" "$@"
 source "$(dirname "$0")/lib/cluster.bash"
 need_nginx
@@ -12,26 +13,24 @@ clients="$ROOT/tests/e2e/lib/http_clients.py"
 cases="$ROOT/tests/e2e/lib/edge_cases.py"
 
 stall_check() {  # stall_check LABEL URL
-  # Two attempts: one spike of machine noise (2 shared cores, other tests running) over 100 ms
-  # must not fail the test; a request queued behind stalled connections is late by seconds in
-  # every attempt (main eae5ca0: 4.8 s at 300, 14.8 s at 1000).
-  local attempt
-  for attempt in 1 2; do
-    if python3 "$clients" stall "$2" 1000 --probes 5 >"$WORK/stall-$1.json" &&
-      python3 - "$WORK/stall-$1.json" "$1" <<'PY'; then
+  # The bug this guards against queues a request behind the stalled connections: it is late by
+  # seconds (main eae5ca0: 4.8 s at 300 stalled, 14.8 s at 1000). The bound, 400 ms, is more
+  # than 10x below that signature and far above what machine noise adds (2 shared cores, other
+  # tests beside this one, a flake hunt's busy loops), so one attempt decides.
+  if python3 "$clients" stall "$2" 1000 --probes 5 >"$WORK/stall-$1.json" &&
+    python3 - "$WORK/stall-$1.json" "$1" <<'PY'; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"  {sys.argv[2]}: {r['stalled']} stalled connections; worst of 5, before -> while stalled: "
       f"completion {r['baseline_completion_ms']:.1f} -> {r['stalled_completion_ms']:.1f} ms, /health "
       f"{r['baseline_health_ms']:.1f} -> {r['stalled_health_ms']:.1f} ms: delay {r['delay_ms']:.1f} ms")
 assert r["stalled"] == 1000, r
-assert r["delay_ms"] < 100, r
+assert r["delay_ms"] < 400, r
 PY
-      pass "$1: 1000 stalled connections delay a normal request by < 100 ms (attempt $attempt)"
-      return 0
-    fi
-  done
-  fail "$1: 1000 stalled connections (both attempts): $(head -c 600 "$WORK/stall-$1.json")"
+    pass "$1: 1000 stalled connections do not queue a normal request behind them (delay < 400 ms)"
+  else
+    fail "$1: 1000 stalled connections: $(head -c 600 "$WORK/stall-$1.json")"
+  fi
 }
 streams_check() {  # streams_check LABEL URL
   if python3 "$clients" streams "$2" 1000 --max-tokens 4 >"$WORK/streams-$1.json" &&
@@ -64,10 +63,10 @@ stop_cluster
 
 # The edge's rules, one at a time.
 start_server deadline --header-timeout 1 --body-timeout 1 --http-threads 4
-if python3 "$cases" header-timeout "$URL" 20 5; then pass "--header-timeout: an unfinished head gets 408"; else fail "--header-timeout"; fi
+if python3 "$cases" header-timeout "$URL" 20 30; then pass "--header-timeout: an unfinished head gets 408"; else fail "--header-timeout"; fi
 check "the timeouts are counted in /metrics" "$(metric pagedserve_http_header_timeouts_total)" -ge 20
 # More stalled bodies than workers: each is ended at the deadline, then the server serves again.
-if python3 "$cases" body-timeout "$URL" 8 6; then pass "--body-timeout: a stalled body is ended"; else fail "--body-timeout"; fi
+if python3 "$cases" body-timeout "$URL" 8 30; then pass "--body-timeout: a stalled body is ended"; else fail "--body-timeout"; fi
 check "... and the workers are free again" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
   -d '{"prompt":"x","max_tokens":1}' "$URL/v1/completions")" = 200
 stop_server "$SERVER_PID" TERM 30
@@ -83,7 +82,7 @@ stop_server "$SERVER_PID" TERM 30
 start_server total --max-connections 16 --keep-alive-timeout 1
 if python3 "$cases" total-cap "$URL" 16; then pass "--max-connections"; else fail "--max-connections"; fi
 check "evictions are counted in /metrics" "$(metric pagedserve_http_connections_evicted_total)" -ge 1
-if python3 "$cases" keep-alive "$URL" 3 closed; then pass "--keep-alive-timeout 1 closes an idle connection"; else fail "--keep-alive-timeout"; fi
+if python3 "$cases" keep-alive "$URL" 30 closed; then pass "--keep-alive-timeout 1 closes an idle connection (waited at most 30 s)"; else fail "--keep-alive-timeout"; fi
 stop_server "$SERVER_PID" TERM 30
 
 # A low open-file limit: the server says how many connections it can hold, and still serves.
@@ -102,8 +101,8 @@ check "a low open-file limit lowers the connection cap, and says so" \
 check "... and the server still serves" "$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
   -d '{"prompt":"x","max_tokens":1}' "$url/v1/completions")" = 200
 if python3 "$clients" stall "$url" 300 --probes 3 >"$WORK/stall-lowfd.json" 2>&1 &&
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["delay_ms"] < 100, r' "$WORK/stall-lowfd.json"; then
-  pass "... and 300 stalled connections past its cap do not delay a normal request"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["delay_ms"] < 400, r' "$WORK/stall-lowfd.json"; then
+  pass "... and 300 stalled connections past its cap do not queue a normal request (delay < 400 ms)"
 else
   fail "low open-file limit with 300 stalled: $(head -c 400 "$WORK/stall-lowfd.json")"
 fi

@@ -82,7 +82,11 @@ ts = [threading.Thread(target=slow) for _ in range(16)]
 print("slow clients done")
 PY
 slow_pid=$!
-sleep 1
+# The normal requests go out once the server holds all 16 dribbling connections.
+slow_connected() { (($(metric 'pagedserve_http_connections{state="reading_head"}' || echo 0) >= 16)); }
+wait_until 30 slow_connected || true
+check "the server holds the 16 slow connections" \
+  "$(metric 'pagedserve_http_connections{state="reading_head"}')" -ge 16
 ok=0
 for i in 1 2 3; do
   code=$(curl -s -o "$WORK/fast.json" -w '%{http_code}' --max-time 30 -H 'Content-Type: application/json' \

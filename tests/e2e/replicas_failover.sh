@@ -23,7 +23,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 kill -TERM "$SERVER_PID"
-sleep 0.3
+wait_until 30 health_is 503 || true
 check "draining: /health answers 503" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/health")" = 503
 curl -s -D "$WORK/drain.head" -o "$WORK/drain.body" --max-time 5 -H 'Content-Type: application/json' \
   -d '{"prompt":"x","max_tokens":1}' "$URL/v1/completions" || true

@@ -92,9 +92,13 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 kill -TERM "$SERVER_PID"
-sleep 0.3
-after=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
-  -d '{"prompt":"x","max_tokens":1}' "$URL/v1/completions" || true)
+# Until the server has seen the signal, a new request may still be served; wait for the refusal.
+refused() {
+  after=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
+    -d '{"prompt":"x","max_tokens":1}' "$URL/v1/completions" || true)
+  [[ "$after" == 503 || "$after" == 000 ]]
+}
+wait_until 30 refused || true
 if [[ "$after" == 503 || "$after" == 000 ]]; then
   pass "requests during shutdown are refused ($after)"
 else

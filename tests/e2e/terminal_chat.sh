@@ -16,29 +16,22 @@ trap 'tmx kill-server 2>/dev/null || true; cleanup' EXIT
 # The whole pane, wrapped lines joined.
 screen() { tmx capture-pane -p -J -S -2000 -t chat 2>/dev/null || true; }
 # wait_for REGEX [TIMEOUT_S]: until the pane matches (grep -E); false on timeout.
-wait_for() {
-  local i
-  for i in $(seq 1 $((${2:-60} * 20))); do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.05
-  done
-  return 1
-}
+pane_matches() { screen | grep -Eq -- "$1"; }
+wait_for() { wait_until "${2:-60}" pane_matches "$1"; }
 check_wait() {  # check_wait NAME REGEX TIMEOUT_S
   if wait_for "$2" "$3"; then pass "$1"; else fail "$1 (no /$2/ on the screen)"; fi
 }
 count() { screen | grep -Ec -- "$1" || true; }
+# answers: how many answers (stats lines) and errors the pane shows.
+answers() { echo $(($(count '^\[([0-9]+|\?) prompt') + $(count '^error: '))); }
+more_answers_than() { (($(answers) > $1)); }
 # say TEXT: types a line and waits for its answer (one more stats line) or an error.
 say() {
-  local before=$(( $(count '^\[([0-9]+|\?) prompt') + $(count '^error: ') ))
+  local before
+  before=$(answers)
   tmx send-keys -t chat -l -- "$1"
   tmx send-keys -t chat Enter
-  local i
-  for i in $(seq 1 1200); do
-    (( $(count '^\[([0-9]+|\?) prompt') + $(count '^error: ') > before )) && return 0
-    sleep 0.05
-  done
-  fail "no answer to '$1' within 60 s"
+  wait_until 60 more_answers_than "$before" || fail "no answer to '$1' within 60 s"
 }
 # Prompt tokens / full stats of the Nth-from-last answer (1 = last).
 prompt_tokens() { screen | grep -E '^\[([0-9]+|\?) prompt' | tail -n "${1:-1}" | head -n 1 | sed 's/^\[\([0-9]*\) prompt.*/\1/'; }
@@ -69,33 +62,28 @@ long_answer_then_ctrl_c() {
   tmx send-keys -t chat '/set ignore_eos on' Enter
   tmx send-keys -t chat -l 'Tell me a very long story.'
   tmx send-keys -t chat Enter
-  # Two looks at the screen while the answer is being written: it grows, so it is streamed.
-  local base len1=0 len2=0 i
+  # Two looks at the screen while the answer is being written: it grows, so it is streamed. The
+  # answer is 3000 tokens, so it is still being written at the second look; no answer line
+  # (stats) may have appeared in between.
+  local base len1=0 len2=0
   base=$(screen | wc -c)
-  for i in $(seq 1 400); do
-    len1=$(screen | wc -c)
-    ((len1 > base + 80)) && break
-    sleep 0.05
-  done
-  sleep 0.5
-  len2=$(screen | wc -c)
+  grown_past() { len2=$(screen | wc -c); ((len2 > $1)); }
+  wait_until 60 grown_past $((base + 80)) || true
+  len1=$len2
+  wait_until 60 grown_past "$len1" || true
   check "$name: the answer streams (screen grew from $len1 to $len2 bytes)" "$len2" -gt "$len1"
+  check "$name: ... and was still being written" "$(count '^\[([0-9]+|\?) prompt')" = "$stats_before"
   tmx send-keys -t chat C-c
-  for i in $(seq 1 200); do
-    (($(count '^\[([0-9]+|\?) prompt') > stats_before)) && break
-    sleep 0.05
-  done
+  stats_past() { (($(count '^\[([0-9]+|\?) prompt') > stats_before)); }
+  wait_until 30 stats_past || true
   check "$name: Ctrl-C stops the answer (finish stopped)" "$(stats | grep -c 'finish stopped')" = 1
   tmx send-keys -t chat '/set max_tokens 24' Enter
-  check_wait "$name: the chat is still alive after Ctrl-C" '(^|you> )max_tokens = 24' 10
+  check_wait "$name: the chat is still alive after Ctrl-C" '(^|you> )max_tokens = 24' 30
 }
 quit_with_ctrl_d() {
   local name=$1 i
   tmx send-keys -t chat C-d
-  for i in $(seq 1 200); do
-    [[ -s "$WORK/chat.rc" ]] && break
-    sleep 0.05
-  done
+  wait_until 30 test -s "$WORK/chat.rc" || true
   check "$name: Ctrl-D quits with status 0" "$(cat "$WORK/chat.rc" 2>/dev/null)" = 0
 }
 
@@ -128,9 +116,9 @@ check "url: /system adds a system prompt ($p1 -> $p_sys prompt tokens)" "$p_sys"
 tmx send-keys -t chat '/system' Enter
 wait_for 'system prompt cleared' 10 || true  # typed ahead, answers interleave with the prompt
 tmx send-keys -t chat '/set history 0' Enter
-check_wait "url: /set history 0" '(^|you> )history = 0' 10
+check_wait "url: /set history 0" '(^|you> )history = 0' 30
 tmx send-keys -t chat '/set temperature 0.9' Enter
-check_wait "url: /set temperature 0.9" '(^|you> )temperature = 0.9' 10
+check_wait "url: /set temperature 0.9" '(^|you> )temperature = 0.9' 30
 tmx send-keys -t chat '/set seed 7' Enter
 wait_for '(^|you> )seed = 7' 10 || true
 say "same question"
@@ -141,7 +129,7 @@ check "url: with history 0 each question is sent alone" "$(prompt_tokens 2)" = "
 check "url: a fixed seed repeats the sampled answer (so the knobs reach the server)" "$a1" = "$a2"
 tmx send-keys -t chat '/set seed off' Enter
 tmx send-keys -t chat '/set temperature hot' Enter
-check_wait "url: a bad /set value is explained" "/set temperature: 'hot' is not a number" 10
+check_wait "url: a bad /set value is explained" "/set temperature: 'hot' is not a number" 30
 
 tmx send-keys -t chat '/set max_tokens 100000' Enter
 say "too long"
@@ -150,18 +138,18 @@ check "url: a server error (max tokens over the context) is shown" \
 
 long_answer_then_ctrl_c url
 running=""
-for i in $(seq 1 100); do
+none_running() {
   # Not lib's metric(): its awk exits at the first match, and curl's write error then fails
   # the pipeline under pipefail.
   running=$(curl -s --max-time 5 "$URL/metrics" | awk '$1 == "pagedserve_num_requests_running" { v = $2 } END { print v }')
-  [[ "$running" == 0 ]] && break
-  sleep 0.05
-done
+  [[ "$running" == 0 ]]
+}
+wait_until 30 none_running || true
 check "url: the server frees the stopped request (running $running)" "$running" = 0
 
 tmx send-keys -t chat -l 'half a line'
 tmx send-keys -t chat C-c
-check_wait "url: Ctrl-C at the prompt does not quit" 'Ctrl-D or /quit leaves' 10
+check_wait "url: Ctrl-C at the prompt does not quit" 'Ctrl-D or /quit leaves' 30
 quit_with_ctrl_d url
 screen >"$BUILD/terminal-chat-url.txt"
 

@@ -92,7 +92,7 @@ console.log(`max_seqs_in_step = ${maxSeqs}`);
 check('the engine ran more than one sequence per step', maxSeqs > 1, String(maxSeqs));
 check('generation tokens counted', after['pagedserve_generation_tokens_total'] - before['pagedserve_generation_tokens_total'] >= clients * maxTokens);
 const [idle] = await waitForMetrics(url, (m) => m['pagedserve_num_requests_running'] === 0 && m['pagedserve_num_requests_waiting'] === 0 &&
-  m['pagedserve_kv_cache_blocks{state="active"}'] === 0, 5000);
+  m['pagedserve_kv_cache_blocks{state="active"}'] === 0, 30000);
 check('afterwards nothing runs and no block is held', idle);
 check('no 500 answered', after['pagedserve_http_responses_total{code="500"}'] === 0);
 summary();

@@ -23,7 +23,7 @@ const idle = (m) =>
     onData: () => (++chunks >= 4 ? 'stop' : undefined),
   });
   check('stream disconnect: got chunks before leaving', r.destroyed === true && chunks >= 4, JSON.stringify(r.error ?? ''));
-  const [ok, ms, m] = await waitForMetrics(url, idle, 3000);
+  const [ok, ms, m] = await waitForMetrics(url, idle, 30000);
   console.log(`stream disconnect: idle after ${ms} ms`);
   check('stream disconnect: request cancelled and blocks freed', ok, JSON.stringify(m));
   check('stream disconnect: counted as aborted',
@@ -36,11 +36,11 @@ const idle = (m) =>
   const req = http.request(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' } });
   req.on('error', () => {});
   req.end(JSON.stringify(long));
-  const [running] = await waitForMetrics(url, (m) => m['pagedserve_num_requests_running'] >= 1, 5000);
+  const [running] = await waitForMetrics(url, (m) => m['pagedserve_num_requests_running'] >= 1, 30000);
   check('non-stream disconnect: request is running', running);
   await sleep(200);
   req.destroy();
-  const [ok, ms, m] = await waitForMetrics(url, idle, 3000);
+  const [ok, ms, m] = await waitForMetrics(url, idle, 30000);
   console.log(`non-stream disconnect: idle after ${ms} ms`);
   check('non-stream disconnect: request cancelled and blocks freed', ok, JSON.stringify(m));
   check('non-stream disconnect: counted as aborted',

@@ -201,7 +201,8 @@ TEST_F(MultiLoraEngine, UnloadingAnAdapterInUseLetsItsRequestsFinish) {
   stream.reset();
   held.reset();
   // The engine drops the request's state (and its lease) right after the finish event.
-  for (int i = 0; i < 200 && loras.num_slots_held() != 0; ++i) std::this_thread::sleep_for(5ms);
+  // Bounded at 60 s, not a guess of how long that takes: it is an event on the engine thread.
+  for (int i = 0; i < 12000 && loras.num_slots_held() != 0; ++i) std::this_thread::sleep_for(5ms);
   EXPECT_EQ(loras.num_slots_held(), 0);
   // The freed slot takes another adapter, which serves its own answer.
   ASSERT_FALSE(loras.add("gamma", gamma));
@@ -230,7 +231,7 @@ TEST_F(MultiLoraEngine, CancelledAndAbortedRequestsReleaseTheirAdapter) {
   }
   EXPECT_TRUE(aborted) << "5 cancelled requests all ran to their length";
   // The lease goes with the request's state, just after its finish event.
-  for (int i = 0; i < 200 && engine.loras()->list().at(0).requests != 0; ++i) {
+  for (int i = 0; i < 12000 && engine.loras()->list().at(0).requests != 0; ++i) {
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_EQ(engine.loras()->remove("beta"), std::optional<int32_t>(0));

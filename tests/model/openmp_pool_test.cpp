@@ -38,7 +38,8 @@ void parallel_work() {
 }
 
 bool wait_for_threads(int64_t want) {
-  for (int i = 0; i < 2000; ++i) {
+  // Bounded at 30 s: workers exit (or start) when the OS runs them, late on a loaded machine.
+  for (int i = 0; i < 30000; ++i) {
     if (thread_count() == want) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -120,6 +120,24 @@ start_server() {
   return 1
 }
 
+# wait_until TIMEOUT_S COMMAND...: runs COMMAND every 0.1 s until it succeeds or TIMEOUT_S
+# seconds pass (wall time, however loaded the machine); returns 1 on timeout. Tests wait for the
+# event they need (a log line, a metric, a health state) with it instead of sleeping for a guess;
+# the check that follows says what was wanted.
+wait_until() {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < end)) || return 1
+    sleep 0.1
+  done
+}
+
+# health_is CODE [URL]: /health (of URL, default $URL) answers CODE.
+health_is() {
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${2:-$URL}/health")" == "$1" ]]
+}
+
 # stop_server PID SIGNAL TIMEOUT_S: sends the signal, waits (bounded); sets STOP_RC to the exit
 # status, or "timeout" (the process is then killed). Not in $(...): only this shell can wait.
 stop_server() {
