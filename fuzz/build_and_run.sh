@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/*_fuzz.cpp with clang (-fsanitize=fuzzer,address,undefined)
-# against only the torch-free sources they exercise, then runs each for a bounded time on its
-# checked-in corpus (fuzz/corpus/<target>/, read-only: new inputs go to a scratch dir).
+# against only the torch-free sources they exercise, then runs each on its checked-in corpus
+# (fuzz/corpus/<target>/, read-only: new inputs go to a scratch dir).
 #
-#   bash fuzz/build_and_run.sh [OUT_DIR (default build-fuzz)] [SECONDS_PER_TARGET (default 20)] [TARGET...]
+#   bash fuzz/build_and_run.sh [OUT_DIR (default build-fuzz)] [BUDGET (default 20)] [TARGET...]
 #
+# BUDGET is seconds per target (a time-boxed search, for long local runs), or runs:N: N inputs
+# per target from a fixed seed, the same inputs on every machine however loaded (what CI runs,
+# so a failure there is reproducible and never a matter of how far a slow run got).
 # Prints one line per target: "fuzz <target>: <N> executions in <S> s, 0 crashes". Exits non-zero
 # if a target crashes (the reproducer is kept under OUT_DIR/crashes/<target>/) or fails to build.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(realpath -m "${1:-$ROOT/build-fuzz}")
-SECS=${2:-20}
+BUDGET=${2:-20}
+if [[ "$BUDGET" =~ ^runs:([1-9][0-9]*)$ ]]; then
+  LIMIT=(-runs="${BASH_REMATCH[1]}" -seed=1)
+elif [[ "$BUDGET" =~ ^[1-9][0-9]*$ ]]; then
+  LIMIT=(-max_total_time="$BUDGET")
+else
+  echo "fuzz: the budget must be seconds or runs:N, not '$BUDGET'" >&2
+  exit 2
+fi
 shift $(($# > 2 ? 2 : $#))
 TARGETS=("$@")
 if ((${#TARGETS[@]} == 0)); then TARGETS=(request tokenizer safetensors stop); fi
@@ -60,18 +71,20 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$scratch" "$crashes"
   log="$OUT/$t.log"
   rc=0
+  t_run=$(date +%s)
   # -rss_limit_mb: a blow-up (a parser allocating per input byte) fails instead of swapping.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$OUT/${t}_fuzz" "$scratch" "$ROOT/fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 \
+    "$OUT/${t}_fuzz" "$scratch" "$ROOT/fuzz/corpus/$t" "${LIMIT[@]}" -timeout=10 \
     -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$crashes/" \
     >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  secs=$(($(date +%s) - t_run))
   if ((rc != 0)); then
     echo "fuzz $t: FAILED (exit $rc) after ${execs:-?} executions; reproducer in $crashes/, log $log"
     grep -m 5 -E 'ERROR|SUMMARY|runtime error|deadly signal' "$log" || tail -n 20 "$log"
     status=1
   else
-    echo "fuzz $t: ${execs:-?} executions in $SECS s, 0 crashes (corpus $(ls "$ROOT/fuzz/corpus/$t" | wc -l) seeds)"
+    echo "fuzz $t: ${execs:-?} executions in $secs s, 0 crashes (corpus $(ls "$ROOT/fuzz/corpus/$t" | wc -l) seeds)"
   fi
 done
 exit $status
