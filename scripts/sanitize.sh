@@ -11,9 +11,9 @@
 # and hostile clients). Every server the tests start is stopped with SIGTERM, so LeakSanitizer
 # checks it at exit; reports go to build-asan/sanitizer-reports/ as well as stderr, and the stage
 # fails if that folder has any, even from a server whose test did not look at its exit status.
-# TSan (build-tsan/, -DPAGEDSERVE_TSAN=ON): the engine tests (the engine thread, its lock-free
-# inbox, the per-request outboxes, cancel and shutdown from other threads) and the scheduler and
-# kvcache tests.
+# TSan (build-tsan/, -DPAGEDSERVE_TSAN=ON): the engine tests, both programs (the engine thread,
+# its lock-free inbox, the per-request outboxes, cancel and shutdown from other threads) and the
+# scheduler and kvcache tests.
 #
 # model/ and train/ (the code that includes libtorch) are left uninstrumented in both builds (see
 # pagedserve_leave_torch_code_uninstrumented in CMakeLists.txt): they are then the main build's
@@ -88,7 +88,7 @@ run_asan() {
   local t0 reports
   t0=$(date +%s)
   local tests=(test_kvcache test_scheduler test_sampling test_tokenizer test_chat test_api
-    test_engine)
+    test_engine test_engine_torch_free)
   build_for build-asan PAGEDSERVE_ASAN "${tests[@]}" pagedserve tokenize_jsonl
   reports=$REPORTS
   local rc=0
@@ -111,7 +111,7 @@ run_asan() {
 run_tsan() {
   local t0 reports
   t0=$(date +%s)
-  local tests=(test_kvcache test_scheduler test_engine)
+  local tests=(test_kvcache test_scheduler test_engine test_engine_torch_free)
   build_for build-tsan PAGEDSERVE_TSAN "${tests[@]}"
   reports=$REPORTS
   local rc=0
