@@ -2,7 +2,8 @@
 # The web chat page: served at / from the copy embedded in the binary (also when the binary is
 # moved away from the source tree), then driven in real headless Chromium by
 # tests/js/web_chat.mjs (streaming, Stop, knobs sent, history, consistency check, errors).
-# Writes a screenshot to BUILD/web-chat.png and copies it to docs/web-chat.png for the README.
+# Writes a screenshot to BUILD/web-chat.png; with PAGEDSERVE_UPDATE_DOCS=1 it also copies it to
+# docs/web-chat.png for the README (a test run does not change the checkout otherwise).
 source "$(dirname "$0")/lib/server.bash" "$@"
 
 if [[ ! -x /usr/bin/chromium ]]; then
@@ -32,8 +33,9 @@ check "an unknown file is still a 404" \
 stop_server "$SERVER_PID" TERM 20
 
 start_server page
-mkdir -p "$ROOT/docs"
-if timeout 300 node "$ROOT/tests/js/web_chat.mjs" "$URL" "$BUILD/web-chat.png" "$ROOT/docs/web-chat.png" \
+shot_copy=()
+[[ "${PAGEDSERVE_UPDATE_DOCS:-0}" == 1 ]] && shot_copy=("$ROOT/docs/web-chat.png")
+if timeout 300 node "$ROOT/tests/js/web_chat.mjs" "$URL" "$BUILD/web-chat.png" "${shot_copy[@]}" \
   >"$WORK/web_chat.out" 2>&1; then
   pass "web chat page in headless Chromium ($(tail -n 1 "$WORK/web_chat.out"))"
 else
