@@ -5,24 +5,90 @@
 #include "checkpoint/tiny_model.h"
 
 namespace ps {
+namespace {
+
+// Phi-4-mini's RoPE: a partial rotary dim and LongRoPE, whose per-frequency factors are made up
+// here (short ones near 1, long ones growing to 32 over the low frequencies, as the real ones do).
+void set_phi3_rope(const Flags& flags, ModelConfig* c) {
+  c->partial_rotary_factor = static_cast<float>(flags.f64("partial-rotary-factor", 0.75));
+  const int64_t original =
+      flags.i64("original-max-position-embeddings", c->max_position_embeddings / 4);
+  if (original < 1 || original > c->max_position_embeddings) {
+    throw UsageError(
+        "flag --original-max-position-embeddings must be in [1, "
+        "--max-position-embeddings]");
+  }
+  const int32_t half = rotary_dim_of(c->head_dim, c->partial_rotary_factor) / 2;
+  if (half < 1) throw UsageError("flag --partial-rotary-factor leaves no rotary dims");
+  RopeScaling& rs = c->rope_scaling;
+  rs.type = RopeType::longrope;
+  rs.factor = 0;  // max_position_embeddings / original, as Phi-3's configs leave it
+  rs.original_max_position_embeddings = static_cast<int32_t>(original);
+  for (int32_t i = 0; i < half; ++i) {
+    const double t = half > 1 ? double(i) / double(half - 1) : 0.0;
+    rs.short_factor.push_back(1.0 + 0.25 * t);
+    rs.long_factor.push_back(1.0 + 31.0 * t * t);
+  }
+}
+
+// Gemma 3's layers: every pattern-th one global, the others sliding over the last W positions,
+// their RoPE base 10000 beside the global 1e6.
+void set_gemma3_layers(const Flags& flags, ModelConfig* c) {
+  const int64_t window = flags.i64("sliding-window", 512);
+  const int64_t pattern = flags.i64("sliding-window-pattern", 6);
+  if (window < 1 || window > (1 << 30)) throw UsageError("flag --sliding-window must be positive");
+  if (pattern < 1 || pattern > 1024) {
+    throw UsageError("flag --sliding-window-pattern must be in [1, 1024]");
+  }
+  c->sliding_window = static_cast<int32_t>(window);
+  c->rope_local_base_freq = 10000.0f;
+  c->query_pre_attn_scalar = float(c->head_dim);
+  c->layer_types.clear();
+  for (int32_t l = 0; l < c->num_hidden_layers; ++l) {
+    c->layer_types.push_back((l + 1) % pattern == 0 ? LayerType::full_attention
+                                                    : LayerType::sliding_attention);
+  }
+}
+
+}  // namespace
 
 int make_tiny_model_command(int argc, char** argv) {
-  Flags flags(
-      argc, argv, 2,
-      {"hidden-size", "num-layers", "num-heads", "num-kv-heads", "head-dim", "intermediate-size",
-       "vocab-size", "max-position-embeddings", "rope-theta", "model-type", "dtype", "shards",
-       "seed", "num-experts", "num-experts-per-tok", "moe-intermediate-size"},
-      {"untied", "help"});
+  Flags flags(argc, argv, 2,
+              {"hidden-size",
+               "num-layers",
+               "num-heads",
+               "num-kv-heads",
+               "head-dim",
+               "intermediate-size",
+               "vocab-size",
+               "max-position-embeddings",
+               "rope-theta",
+               "model-type",
+               "dtype",
+               "shards",
+               "seed",
+               "num-experts",
+               "num-experts-per-tok",
+               "moe-intermediate-size",
+               "partial-rotary-factor",
+               "original-max-position-embeddings",
+               "sliding-window",
+               "sliding-window-pattern"},
+              {"untied", "help"});
   if (flags.on("help") || flags.positional().size() != 1) {
     std::fprintf(
         stderr,
         "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
-        "[--seed S]\n  [--model-type qwen3|qwen2|llama|qwen3_moe|smollm3] [--hidden-size 512] "
+        "[--seed S]\n  [--model-type qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text]\n  "
+        "[--hidden-size 512] "
         "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
         "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
         "4096]\n  [--rope-theta 1e6] [--untied]\n  qwen3_moe: [--num-experts 8] "
         "[--num-experts-per-tok 2] [--moe-intermediate-size 704] (every layer sparse, "
-        "top-k renormalised)\n  smollm3: every 4th layer NoPE (no_rope_layers)\n");
+        "top-k renormalised)\n  smollm3: every 4th layer NoPE (no_rope_layers)\n  phi3: "
+        "qkv_proj and gate_up_proj fused, LongRoPE [--partial-rotary-factor 0.75]\n"
+        "    [--original-max-position-embeddings max/4]\n  gemma3_text: [--sliding-window 512] "
+        "[--sliding-window-pattern 6] (every 6th layer global)\n");
     if (flags.on("help")) return 0;
     throw UsageError("expected exactly one DIR argument");
   }
@@ -30,11 +96,15 @@ int make_tiny_model_command(int argc, char** argv) {
   ModelConfig& c = o.config;
   c.model_type = flags.str("model-type", c.model_type);
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
-      c.model_type != "qwen3_moe" && c.model_type != "smollm3") {
-    throw UsageError("flag --model-type must be qwen3, qwen2, llama, qwen3_moe or smollm3, got '" +
-                     c.model_type + "'");
+      c.model_type != "qwen3_moe" && c.model_type != "smollm3" && c.model_type != "phi3" &&
+      c.model_type != "gemma3_text") {
+    throw UsageError(
+        "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3 or gemma3_text, "
+        "got '" +
+        c.model_type + "'");
   }
-  c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
+  c.qk_norm =
+      c.model_type == "qwen3" || c.model_type == "qwen3_moe" || c.model_type == "gemma3_text";
   c.attention_bias = c.model_type == "qwen2";
   auto dim = [&](const char* name, int32_t fallback) {
     int64_t v = flags.i64(name, fallback);
@@ -55,6 +125,18 @@ int make_tiny_model_command(int argc, char** argv) {
   if (c.model_type == "smollm3") {
     c.rope_layers.assign(size_t(c.num_hidden_layers), 1);
     for (size_t l = 3; l < c.rope_layers.size(); l += 4) c.rope_layers[l] = 0;
+  }
+  if (c.model_type == "gemma3_text") {
+    set_gemma3_layers(flags, &c);
+  } else if (flags.has("sliding-window") || flags.has("sliding-window-pattern")) {
+    throw UsageError("--sliding-window and --sliding-window-pattern need --model-type gemma3_text");
+  }
+  if (c.model_type == "phi3") {
+    set_phi3_rope(flags, &c);
+  } else if (flags.has("partial-rotary-factor") || flags.has("original-max-position-embeddings")) {
+    throw UsageError(
+        "--partial-rotary-factor and --original-max-position-embeddings need "
+        "--model-type phi3");
   }
   if (c.model_type == "qwen3_moe") {
     c.moe.num_experts = dim("num-experts", 8);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "checkpoint/safetensors_reader.h"
 #include "checkpoint/tensor_errors.h"
 #include "kernels/parallel_for.h"
+#include "model/fused_projections.h"
 #include "model/half_bits.h"
 #include "model/model_weights.h"
 #include "model/shape_string.h"
@@ -175,6 +177,7 @@ DType scalar_type_of(ModelDtype d) {
 
 ModelDtype stored_dtype(const CheckpointFiles& files) {
   const CheckpointFiles::Found* q = files.find("model.layers.0.self_attn.q_proj.weight");
+  if (q == nullptr) q = files.find("model.layers.0.self_attn.qkv_proj.weight");  // Phi-3
   if (q == nullptr) return ModelDtype::f32;
   if (q->tensor->dtype == SafetensorsDtype::kBF16) return ModelDtype::bf16;
   if (q->tensor->dtype == SafetensorsDtype::kF16) return ModelDtype::f16;
@@ -197,6 +200,29 @@ Tensor load_matrix(const CheckpointFiles& files, const CheckpointFiles::Found& s
     return Tensor::view(const_cast<uint8_t*>(bytes.data()), t.shape, want, std::move(keep));
   }
   return to_fp32(src).to(want);
+}
+
+// One slot's rows of a fused checkpoint matrix (model/fused_projections.h), which is checked
+// against config.json's shape and loaded once into `cache` for all its slots.
+Tensor load_fused_rows(const CheckpointFiles& files, const FusedSlice& part, const WeightSlot& slot,
+                       const std::string& config_path, DType want, bool* viewed,
+                       std::unordered_map<std::string, Tensor>* cache) {
+  auto it = cache->find(part.stored_name);
+  if (it == cache->end()) {
+    const CheckpointFiles::Found* src = files.find(part.stored_name);
+    if (src == nullptr) {
+      fail_tensor(files.listing(), part.stored_name,
+                  "missing (it holds " + slot.name + "; neither name is in the checkpoint)");
+    }
+    const std::vector<int64_t> shape{part.stored_rows, slot.shape[1]};
+    if (src->tensor->shape != shape) {
+      fail_tensor(src->file->path(), part.stored_name,
+                  "shape " + shape_string(src->tensor->shape) + " does not match " + config_path +
+                      ", which implies " + shape_string(shape));
+    }
+    it = cache->emplace(part.stored_name, load_matrix(files, *src, want, viewed)).first;
+  }
+  return it->second.rows(part.row_begin, slot.shape[0]);
 }
 
 }  // namespace
@@ -228,8 +254,14 @@ LoadedModel load_model(const std::string& model_dir, const LoadOptions& options)
 
   auto weights = std::make_shared<ModelWeights>();
   weights->config = config;
+  std::unordered_map<std::string, Tensor> fused;  // a fused matrix, loaded once for its slices
   for (const WeightSlot& slot : weight_slots(*weights)) {
     const CheckpointFiles::Found* src = files.find(slot.name);
+    const std::optional<FusedSlice> part = fused_slice_of(config, slot.name);
+    if (src == nullptr && part) {  // a family that stores it fused (a split one loads too)
+      *slot.tensor = load_fused_rows(files, *part, slot, config_path, matrix_type, &viewed, &fused);
+      continue;
+    }
     if (src == nullptr) {
       std::string hint;
       if (slot.name == "lm_head.weight") hint = " (config.json has tie_word_embeddings false)";

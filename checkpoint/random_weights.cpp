@@ -56,7 +56,11 @@ ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed) {
   w.config = config;
   for (WeightSlot& slot : weight_slots(w)) {
     Tensor t = Tensor::empty(slot.shape, DType::f32);
-    if (is_norm_weight(slot.name)) {
+    if (is_norm_weight(slot.name) && config.gemma_layout()) {
+      // Gemma applies (1 + w): weights near 0 (its init is zeros), not all 0, so that a runner
+      // that forgot the 1, or applied w alone, is visibly wrong.
+      fill_normal(t, tensor_key(seed, slot.name), 0.1f);
+    } else if (is_norm_weight(slot.name)) {
       t.fill(1.0f);
     } else {
       fill_normal(t, tensor_key(seed, slot.name), kInitStd);

@@ -9,6 +9,7 @@
 
 #include "checkpoint/random_weights.h"
 #include "checkpoint/safetensors_writer.h"
+#include "checkpoint/stored_tensors.h"
 #include "model/model_weights.h"
 #include "tokenizer/bpe_trainer.h"
 
@@ -101,22 +102,18 @@ ordered_json tokenizer_config(const ModelConfig& c) {
 
 void write_weights(const fs::path& dir, const ModelConfig& c, const TinyModelOptions& o) {
   ModelWeights w = make_random_weights(c, o.seed);
-  std::vector<Tensor> stored;  // keeps converted data alive until written
-  std::vector<SafetensorsEntry> entries;
   const DType st = o.dtype == WeightDtype::kBF16  ? DType::bf16
                    : o.dtype == WeightDtype::kF16 ? DType::f16
                                                   : DType::f32;
   const SafetensorsDtype sd = o.dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
                               : o.dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
                                                              : SafetensorsDtype::kF32;
-  const std::vector<WeightSlot> slots = weight_slots(w);
-  stored.reserve(slots.size());
-  for (const WeightSlot& slot : slots) {
-    stored.push_back(slot.tensor->to(st));
-    const Tensor& t = stored.back();
-    entries.push_back({slot.name, sd, slot.shape,
-                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
-                                                static_cast<size_t>(t.nbytes()))});
+  const std::vector<StoredTensor> stored = stored_tensors(w, st);
+  std::vector<SafetensorsEntry> entries;
+  for (const StoredTensor& t : stored) {
+    entries.push_back({t.name, sd, t.tensor.sizes(),
+                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.tensor.data_ptr()),
+                                                t.tensor.nbytes())});
   }
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};
 
@@ -171,7 +168,8 @@ void write_tiny_model(const std::string& dir_name, const TinyModelOptions& optio
   }
   const int32_t tensor_count =
       2 + (c.tie_word_embeddings ? 0 : 1) +
-      c.num_hidden_layers * (9 + (c.attention_bias ? 3 : 0) + (c.qk_norm ? 2 : 0));
+      c.num_hidden_layers * ((c.model_type == "phi3" ? 6 : 9) + (c.attention_bias ? 3 : 0) +
+                             (c.qk_norm ? 2 : 0));  // phi3: qkv_proj and gate_up_proj fused
   if (options.shards > tensor_count) {
     throw std::runtime_error("make-tiny-model: " + std::to_string(options.shards) +
                              " shards for only " + std::to_string(tensor_count) + " tensors");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/safetensors_writer.h"
+#include "checkpoint/stored_tensors.h"
 #include "model/model_weights.h"
 
 namespace ps {
@@ -43,17 +44,12 @@ void write_weights_safetensors(const std::string& path, const ModelWeights& weig
   const SafetensorsDtype sd = dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
                               : dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
                                                            : SafetensorsDtype::kF32;
-  ModelWeights copy = weights;  // weight_slots needs a mutable struct; the tensors are shared
-  std::vector<Tensor> stored;
+  const std::vector<StoredTensor> stored = stored_tensors(weights, st);
   std::vector<SafetensorsEntry> entries;
-  const std::vector<WeightSlot> slots = weight_slots(copy);
-  stored.reserve(slots.size());
-  for (const WeightSlot& slot : slots) {
-    stored.push_back(slot.tensor->to(st));
-    const Tensor& t = stored.back();
-    entries.push_back({slot.name, sd, slot.shape,
-                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.data_ptr()),
-                                                static_cast<size_t>(t.nbytes()))});
+  for (const StoredTensor& t : stored) {
+    entries.push_back({t.name, sd, t.tensor.sizes(),
+                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.tensor.data_ptr()),
+                                                t.tensor.nbytes())});
   }
   write_safetensors_file(path, entries, {{"format", "pt"}});
 }

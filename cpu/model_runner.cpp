@@ -24,6 +24,7 @@
 #include "cpu/runner_ops.h"
 #include "kernels/paged_attention.h"
 #include "kernels/parallel_for.h"
+#include "model/layer_types.h"
 #include "model/model_weights.h"
 #include "model/step_plan_check.h"
 
@@ -82,36 +83,24 @@ struct ModelRunner::Impl {
   std::vector<PackedLayer> layers;
   std::vector<Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
   KvCacheDtype kv_dtype = KvCacheDtype::f32;
-  RopeFrequencies rope;  // inv_freq [rotary_dim / 2], attention factor
-  Buffer x, h, qkv, attn, gu, act, cos, sin, sel_x, sel_attn;
+  RopeFrequencies rope;        // inv_freq [rotary_dim / 2], attention factor
+  RopeFrequencies rope_local;  // sliding layers' (Gemma 3's rope_local_base_freq)
+  bool local_rope = false;     // rope_local differs from rope: its own tables each step
+  float embed_scale = 1.0f;    // Gemma: sqrt(hidden_size) in the embedding's dtype
+  Buffer x, h, qkv, attn, gu, act, cos, sin, cos_local, sin_local, sel_x, sel_attn, branch;
   MoeScratch moe_scratch;
   std::vector<int32_t> sample_rows;
   std::string kernel_summary;
   LoraBank lora;  // resident adapters; their low-rank terms follow each base projection
 
+  // The step's cos/sin tables: one set, or two when sliding layers rotate by their own base.
   void rope_tables(const StepPlan& plan) {
     const int64_t T = plan.num_tokens(), half = rope.rotary_dim / 2;
-    // Same fp32 ops as HF (and naive_forward): angle = float(position) * inv_freq; then cos and
-    // sin times the attention factor (1 but for yarn), as HF's rotary embedding scales them.
-    float* cos_t = cos.get(T * half);
-    float* sin_t = sin.get(T * half);
-    const float* inv_freq = rope.inv_freq.data();
-    const float factor = rope.attention_factor;
-    parallel_for(0, T, 16, [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) {
-        const float pos = float(plan.positions[size_t(t)]);
-        for (int64_t i = 0; i < half; ++i) {
-          const float angle = pos * inv_freq[i];  // fp32 product, as torch's outer
-          float c = std::cos(angle), s = std::sin(angle);
-          if (factor != 1.0f) {
-            c *= factor;
-            s *= factor;
-          }
-          cos_t[t * half + i] = c;
-          sin_t[t * half + i] = s;
-        }
-      }
-    });
+    rope_cos_sin(rope, plan.positions.data(), T, cos.get(T * half), sin.get(T * half));
+    if (local_rope) {
+      rope_cos_sin(rope_local, plan.positions.data(), T, cos_local.get(T * half),
+                   sin_local.get(T * half));
+    }
   }
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
@@ -150,6 +139,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   } else {
     gather_embedding_rows(embed, plan.token_ids.data(), T, xs);
   }
+  if (c.gemma_layout()) scale_in_place(xs, T * H, embed_scale);
   rope_tables(plan);
   lora.begin_step(plan);
   const bool adapters = lora.step_has_adapters();
@@ -166,7 +156,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   pa.num_kv_heads = c.num_key_value_heads;
   pa.head_dim = c.head_dim;
   pa.block_size = spec.block_size;
-  pa.scale = 1.0f / std::sqrt(float(c.head_dim));
+  pa.scale = c.attention_scale();
   pa.out_row_stride = Q;
 
   const int64_t L = int64_t(layers.size());
@@ -189,8 +179,9 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qr.q_norm = ptr(w.q_norm);
     qr.k_norm = ptr(w.k_norm);
     qr.eps = c.rms_norm_eps;
-    qr.cos = cos.v.data();
-    qr.sin = sin.v.data();
+    const bool local = local_rope && c.layer_is_sliding(int32_t(l));
+    qr.cos = (local ? cos_local : cos).v.data();
+    qr.sin = (local ? sin_local : sin).v.data();
     qk_norm_rope(qr);
     void* kc = k_cache[size_t(l)].data_ptr();
     void* vc = v_cache[size_t(l)].data_ptr();
@@ -206,6 +197,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     // those R rows alone (and not at all on a step that samples nothing).
     if (last && R == 0) break;
     pa.q = qkvs;
+    pa.window = c.layer_window(int32_t(l));
     pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
     pa.out = attn.get(T * Q);
     paged_attention(pa);
@@ -221,9 +213,15 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
       xs = sx;
       M = R;
     }
-    project(attn_rows, M, w.o_proj, {}, xs, /*accumulate=*/true);  // residual add fused
     const Rows rows = M < T ? Rows::kSampled : Rows::kAll;
-    if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, Q, xs, H);
+    // Gemma normalizes the branch's output before the residual add; the others fuse the add.
+    float* out = w.attn_out_norm.defined() ? branch.get(M * H) : xs;
+    project(attn_rows, M, w.o_proj, {}, out, /*accumulate=*/out == xs);
+    if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, Q, out, H);
+    if (out != xs) {
+      rms_norm_rows(out, H, nullptr, M, H, ptr(w.attn_out_norm), c.rms_norm_eps, out, H);
+      add_into(out, M * H, xs);
+    }
     rms_norm_rows(xs, H, nullptr, M, H, ptr(w.post_norm), c.rms_norm_eps, hs, H);
     if (w.moe) {
       w.moe->run(hs, M, xs, &moe_scratch);
@@ -233,9 +231,18 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     project(hs, M, w.gate_up, {}, gus);
     if (adapters) lora.add(l, LoraSite::kGateUp, rows, hs, H, gus, 2 * I);
     float* acts = act.get(M * I);
-    silu_mul_rows(gus, M, I, acts);
-    project(acts, M, w.down, {}, xs, /*accumulate=*/true);
-    if (adapters) lora.add(l, LoraSite::kDown, rows, acts, I, xs, H);
+    if (c.gemma_layout()) {
+      gelu_tanh_mul_rows(gus, M, I, acts);
+    } else {
+      silu_mul_rows(gus, M, I, acts);
+    }
+    out = w.mlp_out_norm.defined() ? branch.get(M * H) : xs;
+    project(acts, M, w.down, {}, out, /*accumulate=*/out == xs);
+    if (adapters) lora.add(l, LoraSite::kDown, rows, acts, I, out, H);
+    if (out != xs) {
+      rms_norm_rows(out, H, nullptr, M, H, ptr(w.mlp_out_norm), c.rms_norm_eps, out, H);
+      add_into(out, M * H, xs);
+    }
   }
   if (R == 0) return;
   // After the loop xs holds exactly the R sampled rows in order (the last layer compacted
@@ -266,7 +273,7 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
     throw std::invalid_argument("ModelRunner: config and weights disagree");
   }
   m.embed = matrix(m.weights->embed_tokens, "embed_tokens");
-  m.final_norm = dense_f32(m.weights->norm, "norm");
+  m.final_norm = norm_weight(m.weights->norm, c, "norm");
   const Tensor lm_head =
       m.weights->lm_head.defined() ? matrix(m.weights->lm_head, "lm_head") : m.embed;
   const std::vector<int64_t> table_shape{c.vocab_size, c.hidden_size};
@@ -292,6 +299,14 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   m.kv_dtype = options.kv_cache_dtype;
   const DType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? DType::bf16 : DType::f32;
   m.rope = rope_frequencies(c);
+  m.rope_local = sliding_rope_frequencies(c);
+  m.local_rope = m.rope_local.inv_freq != m.rope.inv_freq ||
+                 m.rope_local.attention_factor != m.rope.attention_factor;
+  // HF Gemma scales the embeddings by sqrt(hidden_size) cast to the weights' dtype.
+  m.embed_scale = std::sqrt(float(c.hidden_size));
+  if (m.embed.dtype() != DType::f32) {
+    m.embed_scale = Tensor::from_floats({&m.embed_scale, 1}, {1}).to(m.embed.dtype()).value_at(0);
+  }
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     // Zeros that take memory only once written (kv_cache_pages.h says why).
     m.k_cache.push_back(lazily_committed_zeros(
@@ -337,7 +352,7 @@ int64_t ModelRunner::weight_bytes() const {
       m.projection_bytes_held() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) + bytes(m.final_norm);
   for (const PackedLayer& l : m.layers) {
     total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
-             bytes(l.post_norm);
+             bytes(l.post_norm) + bytes(l.attn_out_norm) + bytes(l.mlp_out_norm);
   }
   return total;
 }

@@ -15,6 +15,15 @@ Tensor dense_f32(const Tensor& t, const char* name) {
   return t.to(DType::f32);
 }
 
+Tensor norm_weight(const Tensor& t, const ModelConfig& c, const char* name) {
+  Tensor w = dense_f32(t, name);
+  if (!c.gemma_layout()) return w;
+  Tensor shifted = w.clone();
+  float* p = shifted.data_ptr<float>();
+  for (int64_t i = 0; i < shifted.numel(); ++i) p[i] = 1.0f + p[i];
+  return shifted;
+}
+
 const Tensor& matrix(const Tensor& t, const char* name) {
   if (!t.defined()) throw std::invalid_argument(std::string("ModelRunner: missing ") + name);
   return t;
@@ -39,7 +48,7 @@ Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& 
 PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,
                        const RunnerOptions& o) {
   PackedLayer p;
-  p.input_norm = dense_f32(l.input_layernorm, "input_layernorm");
+  p.input_norm = norm_weight(l.input_layernorm, c, "input_layernorm");
   p.qkv = projection(cat_rows({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"),
                                matrix(l.v_proj, "v_proj")}),
                      tuner, o);
@@ -48,11 +57,17 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
                            dense_f32(l.v_bias, "v_bias")});
   }
   if (c.qk_norm) {
-    p.q_norm = dense_f32(l.q_norm, "q_norm");
-    p.k_norm = dense_f32(l.k_norm, "k_norm");
+    p.q_norm = norm_weight(l.q_norm, c, "q_norm");
+    p.k_norm = norm_weight(l.k_norm, c, "k_norm");
   }
   p.o_proj = projection(matrix(l.o_proj, "o_proj"), tuner, o);
-  p.post_norm = dense_f32(l.post_attention_layernorm, "post_attention_layernorm");
+  if (c.gemma_layout()) {
+    p.attn_out_norm = norm_weight(l.post_attention_layernorm, c, "post_attention_layernorm");
+    p.post_norm = norm_weight(l.pre_feedforward_layernorm, c, "pre_feedforward_layernorm");
+    p.mlp_out_norm = norm_weight(l.post_feedforward_layernorm, c, "post_feedforward_layernorm");
+  } else {
+    p.post_norm = norm_weight(l.post_attention_layernorm, c, "post_attention_layernorm");
+  }
   const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
   if (l.moe.defined()) {
     p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);

@@ -19,10 +19,17 @@ Tensor dense_f32(const Tensor& t, const char* name);
 // Weights re-laid out once so a step issues one product per projection: q, k and v share the
 // normed input (one [q + 2kv, hidden] weight), gate and up too (one [2 * inter, hidden]).
 struct PackedLayer {
-  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm;
+  // post_norm: the norm before the MLP (Gemma's pre_feedforward_layernorm). attn_out_norm and
+  // mlp_out_norm: Gemma's norms on each branch's output (post_attention_layernorm and
+  // post_feedforward_layernorm), undefined elsewhere. Gemma's (1 + w) is folded in at packing.
+  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm, attn_out_norm, mlp_out_norm;
   Projection qkv, o_proj, gate_up, down;
   std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
 };
+
+// An RMSNorm weight as the kernels apply it (y = x_normed * w): fp32, and 1 + w for Gemma, whose
+// norms scale by (1 + w) (the same fp32 sum HF computes each forward).
+Tensor norm_weight(const Tensor& t, const ModelConfig& c, const char* name);
 
 // A checkpoint matrix, contiguous, in its own dtype (fp32, or bf16/f16 kept narrow).
 const Tensor& matrix(const Tensor& t, const char* name);

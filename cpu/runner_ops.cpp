@@ -143,4 +143,55 @@ void silu_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out) {
                [&](int64_t b, int64_t e) { silu_mul_range(gu, b, e, inter, out); });
 }
 
+void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out) {
+  // sqrt(2 / pi) in fp32, as torch's tanh-approximate GELU kernel takes it.
+  constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
+  parallel_for(0, rows, grain_for(2 * inter), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* g = gu + r * 2 * inter;
+      const float* u = g + inter;
+      float* o = out + r * inter;
+      for (int64_t j = 0; j < inter; ++j) {
+        const float x = g[j];
+        const float inner = kBeta * (x + kKappa * x * x * x);
+        o[j] = 0.5f * x * (1.0f + std::tanh(inner)) * u[j];
+      }
+    }
+  });
+}
+
+void add_into(const float* x, int64_t n, float* y) {
+  parallel_for(0, n, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] += x[i];
+  });
+}
+
+void scale_in_place(float* x, int64_t n, float factor) {
+  parallel_for(0, n, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) x[i] *= factor;
+  });
+}
+
+void rope_cos_sin(const RopeFrequencies& rope, const int32_t* positions, int64_t rows, float* cos,
+                  float* sin) {
+  const int64_t half = rope.rotary_dim / 2;
+  const float* inv_freq = rope.inv_freq.data();
+  const float factor = rope.attention_factor;
+  parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const float pos = float(positions[t]);
+      for (int64_t i = 0; i < half; ++i) {
+        const float angle = pos * inv_freq[i];  // fp32 product, as torch's outer
+        float c = std::cos(angle), s = std::sin(angle);
+        if (factor != 1.0f) {
+          c *= factor;
+          s *= factor;
+        }
+        cos[t * half + i] = c;
+        sin[t * half + i] = s;
+      }
+    }
+  });
+}
+
 }  // namespace ps

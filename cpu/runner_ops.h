@@ -4,6 +4,8 @@
 // Each is parallel over rows; none allocates.
 #include <cstdint>
 
+#include "model/rope_scaling.h"
+
 namespace ps {
 
 // Whether the model's kernels were compiled with OpenMP. ATen's parallel_for is a header template
@@ -39,5 +41,20 @@ void qk_norm_rope(const QkRopeArgs& args);
 // out[r][j] = silu(gu[r][j]) * gu[r][inter + j]: the gated MLP activation over the fused
 // gate/up projection's rows [rows, 2 * inter].
 void silu_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out);
+
+// out[r][j] = gelu_tanh(gu[r][j]) * gu[r][inter + j]: Gemma's gated MLP (HF's
+// gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
+void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out);
+
+// y[i] += x[i] for n floats (a residual add after a norm that cannot fuse into the projection).
+void add_into(const float* x, int64_t n, float* y);
+// x[i] *= factor for n floats.
+void scale_in_place(float* x, int64_t n, float factor);
+
+// cos/sin [rows, rotary_dim / 2] for the rows' positions, with the same fp32 ops as HF (and
+// naive_forward): angle = float(position) * inv_freq; then cos and sin times the attention
+// factor (1 but for yarn and longrope), as HF's rotary embedding scales them.
+void rope_cos_sin(const RopeFrequencies& rope, const int32_t* positions, int64_t rows, float* cos,
+                  float* sin);
 
 }  // namespace ps

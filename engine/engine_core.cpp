@@ -11,6 +11,7 @@
 #include "engine/spec_verifier.h"
 #include "executor/executor_factory.h"
 #include "kernels/openmp_pool.h"
+#include "model/model_weights.h"
 #include "sampling/sampler.h"
 
 namespace ps {
@@ -29,6 +30,24 @@ std::shared_ptr<const std::vector<T>> padded(std::shared_ptr<const std::vector<T
 
 }  // namespace
 
+void EngineCore::pick_longrope_factors() {
+  const ModelConfig& mc = model_.config;
+  if (mc.rope_scaling.type != RopeType::longrope) return;
+  // LongRoPE's factors follow the context served (model/rope_scaling.h says why): the executor
+  // builds its tables from the weights' config, so that copy (tensors shared) learns it too.
+  const int32_t served = config_.max_model_len > 0
+                             ? std::min(config_.max_model_len, mc.max_context_len())
+                             : mc.max_context_len();
+  auto weights = std::make_shared<ModelWeights>(*model_.weights);
+  weights->config.rope_context_len = served;
+  model_.config.rope_context_len = served;
+  model_.weights = std::move(weights);
+  const int32_t original =
+      mc.rope_scaling.original_max_position_embeddings.value_or(mc.max_position_embeddings);
+  std::fprintf(stderr, "pagedserve: LongRoPE uses its %s factors (context %d, pretrained %d)\n",
+               uses_long_rope_factors(mc) ? "long" : "short", served, original);
+}
+
 EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> tokenizer,
                        EngineConfig config)
     : model_(std::move(model)), tokenizer_(std::move(tokenizer)), config_(config) {
@@ -39,6 +58,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
     throw std::invalid_argument("--max-batched-tokens must be >= 1");
   }
   check_speculative_config(config_.speculative);
+  pick_longrope_factors();
   // The executor first: on CUDA it sizes the KV cache from the GPU's memory.
   ExecutorRequest er;
   er.device = config_.device;

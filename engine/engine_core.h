@@ -40,6 +40,9 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   const std::shared_ptr<LoraRegistry>& loras() const { return loras_; }
 
  private:
+  // LongRoPE models: sets rope_context_len from --max-model-len before the executor is built.
+  void pick_longrope_factors();
+
   struct AddCommand {
     RequestId id;
     Request request;

@@ -145,7 +145,11 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
   std::fill_n(sc.m.data(), nq, kNegInf);
   std::fill_n(sc.l.data(), nq, 0.f);
   const int32_t* table = a.block_tables + int64_t{w.seq} * a.max_blocks_per_seq;
-  for (int32_t b = 0; b * BS < kv_end; ++b) {
+  // A row's first attended position: 0, or the start of its window (window_start's rows ascend).
+  auto window_start = [&](int32_t r) {
+    return a.window > 0 ? std::max(0, first_pos + r - a.window + 1) : 0;
+  };
+  for (int32_t b = window_start(w.row_begin) / BS; b * BS < kv_end; ++b) {
     const int32_t t0 = b * BS;
     // The next block's offset from this one, for the grouped path's prefetch of it
     // (attend_block_heads), made by the item's first row (the others read what it brought).
@@ -154,22 +158,26 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
         has_next ? (int64_t{table[b + 1]} - int64_t{table[b]}) * BS * a.num_kv_heads * D : 0;
     for (int32_t g = w.kv_begin; g < w.kv_end; ++g) {
       const int64_t base = (int64_t{table[b]} * BS * a.num_kv_heads + g) * D;
-      const KV* kb = k_cache + base;
-      const KV* vb = v_cache + base;
       for (int32_t r = w.row_begin; r < w.row_end; ++r) {
-        const int32_t n = std::min(BS, first_pos + r + 1 - t0);  // causal limit inside the block
+        // The block's tokens [skip, skip + n) are the row's: from its window start (if inside
+        // this block) to its causal limit.
+        const int32_t skip = std::max(0, window_start(r) - t0);
+        const int32_t n = std::min(BS, first_pos + r + 1 - t0) - skip;
         if (n <= 0) continue;
+        const KV* kb = k_cache + base + skip * tok_stride;
+        const KV* vb = v_cache + base + skip * tok_stride;
+        const int32_t room = BS - skip;  // tokens left in the block from kb
         const float* qrow = a.q + (q0 + r) * a.q_row_stride + int64_t{g} * G * D;
         const int32_t j0 = (r - w.row_begin) * heads + (g - w.kv_begin) * G;
         if constexpr (HG > 0) {
           for (int32_t h = 0; h < G; h += HG) {
             float* acc = sc.acc.data() + int64_t{j0 + h} * D;
             if (has_next && r == w.row_begin && h == 0) {
-              attn::attend_block_heads<W, kD, HG, true>(qrow + h * D, kb, vb, tok_stride, n, BS,
+              attn::attend_block_heads<W, kD, HG, true>(qrow + h * D, kb, vb, tok_stride, n, room,
                                                         a.scale, sc.p.data(), &sc.m[j0 + h],
                                                         &sc.l[j0 + h], acc, ahead);
             } else {
-              attn::attend_block_heads<W, kD, HG, false>(qrow + h * D, kb, vb, tok_stride, n, BS,
+              attn::attend_block_heads<W, kD, HG, false>(qrow + h * D, kb, vb, tok_stride, n, room,
                                                          a.scale, sc.p.data(), &sc.m[j0 + h],
                                                          &sc.l[j0 + h], acc, 0);
             }
@@ -273,7 +281,9 @@ std::vector<WorkItem> plan_items(const PagedAttentionArgs& a, int64_t threads) {
     const int32_t first_pos = a.context_len[s] - qlen;
     for (int32_t r0 = 0; r0 < qlen; r0 += kRowsPerItem) {
       const int32_t r1 = std::min(qlen, r0 + kRowsPerItem);
-      const int64_t cost = kv_per_item * group * (r1 - r0) * (first_pos + (r0 + r1) / 2 + 1);
+      int64_t attended = first_pos + (r0 + r1) / 2 + 1;
+      if (a.window > 0) attended = std::min<int64_t>(attended, a.window);
+      const int64_t cost = kv_per_item * group * (r1 - r0) * attended;
       for (int32_t g = 0; g < a.num_kv_heads; g += kv_per_item) {
         items.push_back({s, g, g + kv_per_item, r0, r1, cost});
       }
@@ -292,6 +302,7 @@ void paged_attention(const PagedAttentionArgs& a) {
             a.block_size > 0,
         "sizes must be positive");
   check(a.num_heads % a.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
+  check(a.window >= 0, "window must not be negative");
   check(a.q_row_stride >= int64_t{a.num_heads} * a.head_dim &&
             a.out_row_stride >= int64_t{a.num_heads} * a.head_dim,
         "row strides must cover num_heads * head_dim");

@@ -34,6 +34,10 @@ struct PagedAttentionArgs {
   int32_t head_dim = 0;
   int32_t block_size = 0;
   float scale = 1.0f;  // usually 1 / sqrt(head_dim)
+  // A sliding-window layer's window W (0: none): the row at position p attends to cache
+  // positions [max(0, p - W + 1), p] only, as HF masks it (kv > q - W). Blocks wholly below every
+  // row's window are not read, so their block-table entries may be anything.
+  int32_t window = 0;
   // [T, num_heads, head_dim], out_row_stride floats apart.
   float* out = nullptr;
   int64_t out_row_stride = 0;

@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 #include "model/config_json.h"
+#include "model/layer_types.h"
 #include "model/rope_layers.h"
 
 #include <charconv>
@@ -109,21 +110,29 @@ const char* architecture_of(const std::string& type) {
   if (type == "qwen2") return "Qwen2ForCausalLM";
   if (type == "mistral") return "MistralForCausalLM";
   if (type == "smollm3") return "SmolLM3ForCausalLM";
+  if (type == "phi3") return "Phi3ForCausalLM";
+  if (type == "gemma3_text") return "Gemma3ForCausalLM";
   return "LlamaForCausalLM";
 }
 
 bool known_model_type(const std::string& type) {
   return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
-         type == "qwen3_moe" || type == "minimind" || type == "smollm3";
+         type == "qwen3_moe" || type == "minimind" || type == "smollm3" || type == "phi3" ||
+         type == "gemma3_text";
 }
 
 // The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
 // does not: from_json sets qk_norm for minimind from the config's generation (moe_config.h).
 bool has_qk_norm(const std::string& type) {
-  return type == "qwen3" || type == "qwen3_moe" || type == "minimind";
+  return type == "qwen3" || type == "qwen3_moe" || type == "minimind" || type == "gemma3_text";
 }
 
 }  // namespace
+
+float ModelConfig::attention_scale() const {
+  const float d = query_pre_attn_scalar > 0 ? query_pre_attn_scalar : float(head_dim);
+  return 1.0f / std::sqrt(d);
+}
 
 void ModelConfig::set_model_type(const std::string& type) {
   model_type = type;
@@ -136,7 +145,7 @@ void ModelConfig::validate(const std::string& origin) const {
     fail(origin,
          "model_type \"" + model_type +
              "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3)");
+             "smollm3, phi3, gemma3_text)");
   }
   const std::pair<const char*, int32_t> positive[] = {
       {"hidden_size", hidden_size},
@@ -174,7 +183,8 @@ void ModelConfig::validate(const std::string& origin) const {
   if (qk_norm != has_qk_norm(model_type) && model_type != "minimind") {
     fail(origin, "qk_norm is " + std::string(qk_norm ? "true" : "false") + " but model_type is " +
                      model_type +
-                     " (only qwen3, qwen3_moe, minimind have q/k norms; use set_model_type)");
+                     " (only qwen3, qwen3_moe, minimind, gemma3_text have q/k norms; use "
+                     "set_model_type)");
   }
   if (attention_bias != (model_type == "qwen2")) {
     fail(origin, "attention_bias is " + std::string(attention_bias ? "true" : "false") +
@@ -183,6 +193,10 @@ void ModelConfig::validate(const std::string& origin) const {
   }
   validate_moe(*this, origin);
   validate_rope_layers(*this, origin);
+  validate_layer_types(*this, origin);
+  if (model_type == "gemma3_text" && layer_types.empty()) {
+    fail(origin, "gemma3_text needs layer_types (one per layer)");
+  }
 }
 
 ModelConfig ModelConfig::from_json(const std::string& text, const std::string& origin) {
@@ -196,7 +210,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     fail(origin,
          "model_type \"" + type +
              "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3)");
+             "smollm3, phi3, gemma3_text)");
   }
   c.set_model_type(type);
 
@@ -222,19 +236,28 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     c.head_dim = c.hidden_size / c.num_attention_heads;
   }
   // SmolLM3's own default base (transformers' SmolLM3Config), the others' HF one.
-  c.rope_theta = get_float(j, "rope_theta", type == "smollm3" ? 2e6f : 10000.0f, origin);
-  c.rms_norm_eps = get_float(j, "rms_norm_eps", 1e-6f, origin);
+  c.rope_theta = get_float(j, "rope_theta",
+                           type == "smollm3"       ? 2e6f
+                           : type == "gemma3_text" ? 1e6f
+                                                   : 10000.0f,
+                           origin);
+  c.rms_norm_eps = get_float(j, "rms_norm_eps", type == "phi3" ? 1e-5f : 1e-6f, origin);
   const std::optional<bool> tie = get_bool(j, "tie_word_embeddings", origin);
-  // False is the HF default for the Llama/Qwen families; MiniMind and SmolLM3 tie by default.
-  c.tie_word_embeddings = tie.value_or(type == "minimind" || type == "smollm3");
+  // False is the HF default for the Llama/Qwen families; MiniMind, SmolLM3 and Gemma tie by
+  // default.
+  c.tie_word_embeddings =
+      tie.value_or(type == "minimind" || type == "smollm3" || type == "gemma3_text");
   c.tie_word_embeddings_stated = tie.has_value();
 
-  if (has(j, "hidden_act") && j.at("hidden_act") != "silu") {
+  if (type != "gemma3_text" && has(j, "hidden_act") && j.at("hidden_act") != "silu") {
     fail(origin, "hidden_act " + j.at("hidden_act").dump() + " is not supported (only silu)");
   }
   // qwen2 always has q/k/v biases and reads no flag; elsewhere a bias would also sit on o_proj.
   if (type != "qwen2" && get_bool(j, "attention_bias", origin).value_or(false)) {
     fail(origin, "attention_bias true is not supported for model_type " + type);
+  }
+  if (get_bool(j, "lm_head_bias", origin).value_or(false)) {  // a Phi-3 flag
+    fail(origin, "lm_head_bias true is not supported");
   }
   if (get_bool(j, "mlp_bias", origin).value_or(false)) {
     fail(origin, "mlp_bias true is not supported");
@@ -245,10 +268,21 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     c.rope_scaling = parse_rope_parameters(j.at("rope_parameters"), origin, &c.rope_theta,
                                            &c.partial_rotary_factor);
   }
+  // Phi-3 states LongRoPE's pretrained context at the top level, beside max_position_embeddings.
+  if (c.rope_scaling.type == RopeType::longrope &&
+      !c.rope_scaling.original_max_position_embeddings &&
+      has(j, "original_max_position_embeddings")) {
+    c.rope_scaling.original_max_position_embeddings =
+        get_int(j, "original_max_position_embeddings", std::nullopt, origin);
+    if (*c.rope_scaling.original_max_position_embeddings <= 0) {
+      fail(origin, "field \"original_max_position_embeddings\" must be positive");
+    }
+  }
 
   // Sliding-window attention equals full attention while the context fits in the window.
   int32_t window = 0;
-  if (type == "mistral" && has(j, "sliding_window")) {
+  // Phi-3 applies its window whenever config.json names one (Phi-3-mini-4k: 2047).
+  if ((type == "mistral" || type == "phi3") && has(j, "sliding_window")) {
     window = get_int(j, "sliding_window", std::nullopt, origin);
   } else if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe") &&
              get_bool(j, "use_sliding_window", origin).value_or(false) &&
@@ -265,6 +299,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   }
 
   if (type == "smollm3") read_rope_layers(j, origin, &c);
+  if (type == "gemma3_text") read_gemma3_fields(j, origin, &c);
   if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
   read_moe_fields(j, origin, &c);
 
@@ -318,6 +353,11 @@ std::string ModelConfig::to_json() const {
   j["rope_theta"] = shortest(rope_theta);
   j["rms_norm_eps"] = shortest(rms_norm_eps);
   j["rope_scaling"] = rope_scaling_to_json(rope_scaling);
+  if (rope_scaling.type == RopeType::longrope && rope_scaling.original_max_position_embeddings) {
+    // Where Phi-3 and transformers v4's LongRoPE read it.
+    j["rope_scaling"].erase("original_max_position_embeddings");
+    j["original_max_position_embeddings"] = *rope_scaling.original_max_position_embeddings;
+  }
   if (partial_rotary_factor != 1.0f) j["partial_rotary_factor"] = shortest(partial_rotary_factor);
   j["hidden_act"] = "silu";
   j["tie_word_embeddings"] = tie_word_embeddings;
@@ -325,8 +365,9 @@ std::string ModelConfig::to_json() const {
   if (model_type == "qwen2" || model_type.starts_with("qwen3") || model_type == "smollm3") {
     j["use_sliding_window"] = false;
   }
-  if (model_type == "mistral") j["sliding_window"] = nullptr;
+  if (model_type == "mistral" || model_type == "phi3") j["sliding_window"] = nullptr;
   write_rope_layers(*this, &j);
+  write_gemma3_fields(*this, &j);
   if (!eos_token_ids.empty()) {
     j["eos_token_id"] = eos_token_ids.size() == 1 ? json(eos_token_ids[0]) : json(eos_token_ids);
   }

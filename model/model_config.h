@@ -8,9 +8,12 @@
 
 namespace ps {
 
+// A layer's attention (config.json `layer_types`).
+enum class LayerType : uint8_t { full_attention, sliding_attention };
+
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
-  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3
+  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3 | phi3 | gemma3_text
   std::string model_type = "qwen3";
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
@@ -23,11 +26,20 @@ struct ModelConfig {
   // the window, full causal attention is exact, so the engine needs no window mask.
   int32_t max_position_embeddings = 4096;
   float rope_theta = 1e6f;
-  RopeScaling rope_scaling;            // config.json `rope_scaling` (RopeType::none: plain RoPE)
+  RopeScaling rope_scaling;  // config.json `rope_scaling` (RopeType::none: plain RoPE)
+  // Not in config.json: the context the engine serves (--max-model-len), which picks LongRoPE's
+  // short or long factors (rope_scaling.h says why); 0 means max_context_len().
+  int32_t rope_context_len = 0;
   float partial_rotary_factor = 1.0f;  // rotary dim = int(head_dim * factor); the rest passes
   // smollm3: per layer, 1 where it applies RoPE and 0 on a NoPE layer (config.json
   // `no_rope_layers`); empty: every layer applies RoPE.
   std::vector<uint8_t> rope_layers;
+  // gemma3_text (layer_types.h): each layer's attention kind (empty: all full attention), the
+  // window of the sliding ones, their RoPE base, and the query scale's denominator (0: head_dim).
+  std::vector<LayerType> layer_types;
+  int32_t sliding_window = 0;
+  float rope_local_base_freq = 10000.0f;
+  float query_pre_attn_scalar = 0.0f;
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
@@ -52,14 +64,27 @@ struct ModelConfig {
   void validate(const std::string& origin) const;
 
   // The longest context the engine allows: max_position_embeddings, stretched by rope_scaling as
-  // vLLM does (scaled_context_len in model/rope_scaling.h).
+  // vLLM does (scaled_context_len in model/rope_scaling.h), except for Gemma 3.
   int32_t max_context_len() const {
+    // Gemma 3's max_position_embeddings already states the context its scaled RoPE reaches.
+    if (gemma_layout()) return max_position_embeddings;
     return scaled_context_len(rope_scaling, max_position_embeddings);
   }
 
   bool layer_uses_rope(int32_t layer) const {
     return rope_layers.empty() || rope_layers[size_t(layer)] != 0;
   }
+
+  bool layer_is_sliding(int32_t layer) const {
+    return !layer_types.empty() && layer_types[size_t(layer)] == LayerType::sliding_attention;
+  }
+  // The attention window of a layer: 0 for full attention.
+  int32_t layer_window(int32_t layer) const { return layer_is_sliding(layer) ? sliding_window : 0; }
+  // Gemma 3's layer: RMSNorm weights applied as (1 + w), a norm after attention and after the
+  // MLP as well as before each, a GELU-tanh gated MLP, embeddings scaled by sqrt(hidden_size).
+  bool gemma_layout() const { return model_type == "gemma3_text"; }
+  // Scores are q.k times this: 1 / sqrt(query_pre_attn_scalar), else 1 / sqrt(head_dim).
+  float attention_scale() const;
 
   int64_t q_size() const { return int64_t{num_attention_heads} * head_dim; }
   int64_t kv_size() const { return int64_t{num_key_value_heads} * head_dim; }

@@ -23,11 +23,9 @@ struct TypeName {
   RopeType type;
   const char* name;
 };
-constexpr TypeName kTypes[] = {{RopeType::none, "default"},
-                               {RopeType::linear, "linear"},
-                               {RopeType::dynamic, "dynamic"},
-                               {RopeType::llama3, "llama3"},
-                               {RopeType::yarn, "yarn"}};
+constexpr TypeName kTypes[] = {{RopeType::none, "default"},    {RopeType::linear, "linear"},
+                               {RopeType::dynamic, "dynamic"}, {RopeType::llama3, "llama3"},
+                               {RopeType::yarn, "yarn"},       {RopeType::longrope, "longrope"}};
 
 // Reads rope_scaling's fields, each error naming the field and the type it belongs to.
 class Fields {
@@ -56,6 +54,22 @@ class Fields {
       fail(origin_, where(key) + " must be a positive integer, got " + block_.at(key).dump());
     }
     return static_cast<int32_t>(*v);
+  }
+  // A required list of finite positive numbers.
+  std::vector<double> positive_list(const char* key) const {
+    if (!block_.contains(key) || block_.at(key).is_null()) {
+      fail(origin_, "rope_scaling of type " + type_ + " is missing required field \"" + key + "\"");
+    }
+    const json& v = block_.at(key);
+    if (!v.is_array()) fail(origin_, where(key) + " must be a list of numbers");
+    std::vector<double> out;
+    for (const json& e : v) {
+      if (!e.is_number() || !std::isfinite(e.get<double>()) || !(e.get<double>() > 0)) {
+        fail(origin_, where(key) + " must hold positive numbers, got " + e.dump());
+      }
+      out.push_back(e.get<double>());
+    }
+    return out;
   }
   std::optional<bool> boolean(const char* key) const {
     if (!block_.contains(key) || block_.at(key).is_null()) return std::nullopt;
@@ -153,7 +167,44 @@ float apply_yarn(const RopeScaling& rs, int32_t dim, float base, int32_t max_pos
   return static_cast<float>(attention);
 }
 
+// longrope's pretrained context: rope_scaling's field (which from_json fills from config.json's
+// top level, where Phi-3 writes it), else max_position_embeddings.
+int32_t longrope_original_len(const ModelConfig& c) {
+  return c.rope_scaling.original_max_position_embeddings.value_or(c.max_position_embeddings);
+}
+
+// _compute_longrope_parameters: inv_freq[i] = 1 / (ext[i] * base^(2i / dim)), and the attention
+// factor sqrt(1 + ln(factor) / ln(original)) unless stated, factor being the stated one or the
+// ratio of the context lengths.
+float apply_longrope(const ModelConfig& c, int32_t dim, float base, std::vector<float>& inv) {
+  const RopeScaling& rs = c.rope_scaling;
+  const size_t half = static_cast<size_t>(dim / 2);
+  if (rs.short_factor.size() != half || rs.long_factor.size() != half) {
+    throw std::invalid_argument(
+        "rope_scaling (longrope) short_factor and long_factor need rotary_dim / 2 = " +
+        std::to_string(half) + " entries each, got " + std::to_string(rs.short_factor.size()) +
+        " and " + std::to_string(rs.long_factor.size()));
+  }
+  const int32_t original = longrope_original_len(c);
+  const std::vector<double>& ext = uses_long_rope_factors(c) ? rs.long_factor : rs.short_factor;
+  for (size_t i = 0; i < half; ++i) {
+    const float shape = float(int64_t(2 * i)) / float(dim);
+    inv[i] = 1.0f / (float(ext[i]) * std::pow(base, shape));
+  }
+  if (rs.attention_factor) return float(*rs.attention_factor);
+  const double factor =
+      rs.factor > 0 ? rs.factor : double(c.max_position_embeddings) / double(original);
+  if (factor <= 1.0) return 1.0f;
+  return float(std::sqrt(1.0 + std::log(factor) / std::log(double(original))));
+}
+
 }  // namespace
+
+bool uses_long_rope_factors(const ModelConfig& c) {
+  if (c.rope_scaling.type != RopeType::longrope) return false;
+  const int32_t context = c.rope_context_len > 0 ? c.rope_context_len : c.max_context_len();
+  return context > longrope_original_len(c);
+}
 
 const char* rope_type_name(RopeType type) {
   for (const TypeName& t : kTypes) {
@@ -184,12 +235,27 @@ RopeScaling parse_rope_scaling(const json& value, const std::string& origin) {
   }
   if (known == nullptr) {
     fail(origin, "rope_scaling type \"" + type +
-                     "\" is not supported (supported: default, linear, dynamic, llama3, yarn)");
+                     "\" is not supported (supported: default, linear, dynamic, llama3, yarn, "
+                     "longrope)");
   }
   rs.type = known->type;
   if (rs.type == RopeType::none) return rs;
 
   const Fields f(value, type, origin);
+  if (rs.type == RopeType::longrope) {
+    rs.factor = f.number("factor").value_or(0.0);  // 0: from the context lengths
+    if (rs.factor < 0 || (rs.factor == 0 && f.number("factor"))) {
+      fail(origin, "rope_scaling field \"factor\" must be positive");
+    }
+    rs.short_factor = f.positive_list("short_factor");
+    rs.long_factor = f.positive_list("long_factor");
+    rs.original_max_position_embeddings = f.integer("original_max_position_embeddings");
+    rs.attention_factor = f.number("attention_factor");
+    if (rs.attention_factor && !(*rs.attention_factor > 0)) {
+      fail(origin, "rope_scaling field \"attention_factor\" must be positive");
+    }
+    return rs;
+  }
   rs.factor = f.required_number("factor");
   if (!(rs.factor > 0)) fail(origin, "rope_scaling field \"factor\" must be positive");
   if (rs.type == RopeType::llama3) {
@@ -237,7 +303,13 @@ json rope_scaling_to_json(const RopeScaling& rs) {
   if (rs.type == RopeType::none) return nullptr;
   json j;
   j["rope_type"] = rope_type_name(rs.type);
-  j["factor"] = rs.factor;
+  if (rs.type == RopeType::longrope) {
+    if (rs.factor > 0) j["factor"] = rs.factor;
+    j["short_factor"] = rs.short_factor;
+    j["long_factor"] = rs.long_factor;
+  } else {
+    j["factor"] = rs.factor;
+  }
   if (rs.type == RopeType::llama3) {
     j["low_freq_factor"] = rs.low_freq_factor;
     j["high_freq_factor"] = rs.high_freq_factor;
@@ -294,6 +366,9 @@ RopeFrequencies rope_frequencies(const ModelConfig& c) {
     case RopeType::yarn:
       attention = apply_yarn(rs, dim, float(base), c.max_position_embeddings, inv);
       break;
+    case RopeType::longrope:
+      attention = apply_longrope(c, dim, float(base), inv);
+      break;
   }
   RopeFrequencies out;
   out.rotary_dim = dim;
@@ -307,6 +382,7 @@ int32_t scaled_context_len(const RopeScaling& rs, int32_t max_position_embedding
   switch (rs.type) {
     case RopeType::none:
     case RopeType::llama3:
+    case RopeType::longrope:
       return max_position_embeddings;
     case RopeType::yarn:
       len = rs.original_max_position_embeddings.value_or(max_position_embeddings);

@@ -250,6 +250,19 @@ Tensor Tensor::reshape(std::vector<int64_t> shape) const {
   return out;
 }
 
+Tensor Tensor::rows(int64_t begin, int64_t count) const {
+  if (shape_.empty() || begin < 0 || count < 0 || begin + count > shape_[0]) {
+    throw std::invalid_argument("Tensor::rows: [" + std::to_string(begin) + ", " +
+                                std::to_string(begin + count) + ") of " + shape_text(shape_));
+  }
+  const int64_t row_elems = shape_[0] == 0 ? 0 : numel_ / shape_[0];
+  Tensor out = *this;
+  out.shape_[0] = count;
+  out.numel_ = row_elems * count;
+  out.data_ = static_cast<uint8_t*>(data_) + size_t(begin * row_elems) * dtype_size(dtype_);
+  return out;
+}
+
 void Tensor::fill(float value) {
   for (int64_t i = 0; i < numel_; ++i) store_float(data_, dtype_, i, value);
 }

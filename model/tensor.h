@@ -55,6 +55,10 @@ class Tensor {
   Tensor clone() const;
   // The same buffer seen with another shape of the same element count.
   Tensor reshape(std::vector<int64_t> shape) const;
+  // Rows [begin, begin + count) along dim 0: a view of the same buffer (its owner kept alive),
+  // so a fused checkpoint matrix can be split without a copy. Throws std::invalid_argument
+  // when the range is outside the tensor.
+  Tensor rows(int64_t begin, int64_t count) const;
   // Sets every element to `value` (floating dtypes only).
   void fill(float value);
   // Same buffer, shape and dtype.

@@ -32,12 +32,13 @@ struct BasicMoeLayerWeights {
 
 template <typename T>
 struct BasicLayerWeights {
-  T input_layernorm;            // [hidden]
-  T q_proj, k_proj, v_proj;     // [heads*hd, hidden], [kv*hd, hidden], [kv*hd, hidden]
-  T q_bias, k_bias, v_bias;     // qwen2 only
-  T q_norm, k_norm;             // [head_dim], qwen3 only
-  T o_proj;                     // [hidden, heads*hd]
-  T post_attention_layernorm;   // [hidden]
+  T input_layernorm;           // [hidden]
+  T q_proj, k_proj, v_proj;    // [heads*hd, hidden], [kv*hd, hidden], [kv*hd, hidden]
+  T q_bias, k_bias, v_bias;    // qwen2 only
+  T q_norm, k_norm;            // [head_dim], qwen3 only
+  T o_proj;                    // [hidden, heads*hd]
+  T post_attention_layernorm;  // [hidden]; Gemma 3: on the attention's output, before the add
+  T pre_feedforward_layernorm, post_feedforward_layernorm;  // [hidden], Gemma 3 only
   T gate_proj, up_proj;         // [inter, hidden]; undefined in a sparse layer
   T down_proj;                  // [hidden, inter]
   BasicMoeLayerWeights<T> moe;  // a sparse layer's router and experts
@@ -118,6 +119,12 @@ std::vector<BasicWeightSlot<T>> basic_weight_slots(BasicModelWeights<T>& w) {
     }
     slots.push_back({p + "self_attn.o_proj.weight", {hidden, q}, &l.o_proj});
     slots.push_back({p + "post_attention_layernorm.weight", {hidden}, &l.post_attention_layernorm});
+    if (c.gemma_layout()) {
+      slots.push_back(
+          {p + "pre_feedforward_layernorm.weight", {hidden}, &l.pre_feedforward_layernorm});
+      slots.push_back(
+          {p + "post_feedforward_layernorm.weight", {hidden}, &l.post_feedforward_layernorm});
+    }
     if (c.moe.is_sparse_layer(i)) {
       append_moe_slots(c, p, l.moe, &slots);
       continue;

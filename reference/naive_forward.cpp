@@ -5,15 +5,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/layer_types.h"
 #include "reference/naive_moe.h"
 #include "torch_bridge/torch_tensor.h"
 
 namespace ps {
 namespace {
 
-// x * rsqrt(mean(x^2) + eps) * w over the last dimension, as HF's RMSNorm (fp32 throughout).
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, float eps) {
-  return x * at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps) * w;
+// x * rsqrt(mean(x^2) + eps) * w over the last dimension, as HF's RMSNorm (fp32 throughout);
+// Gemma's Gemma3RMSNorm scales by (1 + w) instead.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, float eps, bool gemma = false) {
+  return x * at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps) * (gemma ? w + 1.0 : w);
 }
 
 // bf16/f16 matrices (loader.h LoadOptions) are widened here, exactly, as the runner's kernels do.
@@ -46,15 +48,15 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
 }
 
 at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at::Tensor& x,
-                     const at::Tensor& cos, const at::Tensor& sin, bool rotate) {
+                     const at::Tensor& cos, const at::Tensor& sin, bool rotate, int32_t window) {
   const int64_t T = x.size(0);
   const int64_t hd = c.head_dim;
   at::Tensor q = dense(x, l.q_proj, l.q_bias).view({T, c.num_attention_heads, hd});
   at::Tensor k = dense(x, l.k_proj, l.k_bias).view({T, c.num_key_value_heads, hd});
   at::Tensor v = dense(x, l.v_proj, l.v_bias).view({T, c.num_key_value_heads, hd});
   if (c.qk_norm) {
-    q = rms_norm(q, l.q_norm, c.rms_norm_eps);
-    k = rms_norm(k, l.k_norm, c.rms_norm_eps);
+    q = rms_norm(q, l.q_norm, c.rms_norm_eps, c.gemma_layout());
+    k = rms_norm(k, l.k_norm, c.rms_norm_eps, c.gemma_layout());
   }
   if (rotate) {  // a NoPE layer (smollm3's no_rope_layers) attends by content alone
     q = apply_rope(q, cos, sin);
@@ -68,9 +70,10 @@ at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at:
   q = q.transpose(0, 1);  // [heads, T, hd]
   k = k.transpose(0, 1);
   v = v.transpose(0, 1);
-  at::Tensor scores = at::matmul(q, k.transpose(1, 2)) / std::sqrt(static_cast<double>(hd));
-  const at::Tensor future = at::ones({T, T}, at::kBool).triu(1);
-  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  at::Tensor scores = at::matmul(q, k.transpose(1, 2)) * c.attention_scale();
+  at::Tensor masked = at::ones({T, T}, at::kBool).triu(1);                      // the future
+  if (window > 0) masked = masked | at::ones({T, T}, at::kBool).tril(-window);  // q - k >= W
+  scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
   const at::Tensor out = at::matmul(at::softmax(scores, -1), v);  // [heads, T, hd]
   return dense(out.transpose(0, 1).reshape({T, c.q_size()}), l.o_proj);
 }
@@ -92,19 +95,39 @@ std::vector<float> naive_logits(const ModelWeights& ps_weights,
   const at::Tensor ids =
       at::from_blob(const_cast<int32_t*>(tokens.data()), {T}, at::kInt).to(at::kLong);
   at::Tensor x = weights.embed_tokens.index_select(0, ids).to(at::kFloat);
+  const bool gemma = c.gemma_layout();
+  if (gemma) {  // sqrt(hidden_size) in the embedding's dtype, as Gemma3TextScaledWordEmbedding
+    x = x * at::scalar_tensor(std::sqrt(double(c.hidden_size)), at::kFloat)
+                .to(weights.embed_tokens.scalar_type())
+                .to(at::kFloat);
+  }
   const auto [cos, sin] = rope_tables(T, rope_frequencies(c));
+  const auto [cos_local, sin_local] = rope_tables(T, sliding_rope_frequencies(c));
+  const float eps = c.rms_norm_eps;
 
   for (size_t i = 0; i < weights.layers.size(); ++i) {
     const TorchLayerWeights& l = weights.layers[i];
-    const at::Tensor h = x + attention(l, c, rms_norm(x, l.input_layernorm, c.rms_norm_eps), cos,
-                                       sin, c.layer_uses_rope(static_cast<int32_t>(i)));
-    const at::Tensor n = rms_norm(h, l.post_attention_layernorm, c.rms_norm_eps);
+    const auto layer = static_cast<int32_t>(i);
+    const bool sliding = c.layer_is_sliding(layer);
+    at::Tensor a =
+        attention(l, c, rms_norm(x, l.input_layernorm, eps, gemma), sliding ? cos_local : cos,
+                  sliding ? sin_local : sin, c.layer_uses_rope(layer), c.layer_window(layer));
+    if (gemma) {  // Gemma3DecoderLayer: each branch normed before its residual add
+      const at::Tensor h = x + rms_norm(a, l.post_attention_layernorm, eps, true);
+      const at::Tensor n = rms_norm(h, l.pre_feedforward_layernorm, eps, true);
+      const at::Tensor gate = at::gelu(dense(n, l.gate_proj), "tanh");
+      x = h + rms_norm(dense(gate * dense(n, l.up_proj), l.down_proj), l.post_feedforward_layernorm,
+                       eps, true);
+      continue;
+    }
+    const at::Tensor h = x + a;
+    const at::Tensor n = rms_norm(h, l.post_attention_layernorm, eps);
     x = h + (l.moe.defined()
                  ? naive_moe_mlp(l.moe, c, n)
                  : dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj));
   }
   const at::Tensor logits =
-      dense(rms_norm(x, weights.norm, c.rms_norm_eps), weights.lm_head).contiguous();
+      dense(rms_norm(x, weights.norm, eps, gemma), weights.lm_head).contiguous();
   const float* p = logits.data_ptr<float>();
   return std::vector<float>(p, p + logits.numel());
 }

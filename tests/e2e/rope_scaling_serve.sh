@@ -77,9 +77,11 @@ bad_load() {  # bad_load NAME JQ_FILTER EXPECTED_TEXT
     fail "$1: $(tail -3 "$WORK/$1.log")"
   fi
 }
-bad_load unknown_type '.rope_scaling = {"rope_type": "longrope", "factor": 4.0}' \
-  'rope_scaling type "longrope" is not supported'
+bad_load unknown_type '.rope_scaling = {"rope_type": "su", "factor": 4.0}' \
+  'rope_scaling type "su" is not supported'
 bad_load missing_field '.rope_scaling = {"rope_type": "llama3", "factor": 8.0,
   "low_freq_factor": 1.0, "high_freq_factor": 4.0}' \
   'missing required field "original_max_position_embeddings"'
+bad_load longrope_lists '.rope_scaling = {"rope_type": "longrope", "short_factor": [1.0],
+  "long_factor": [1.0, 2.0]}' 'short_factor and long_factor need rotary_dim / 2'
 finish

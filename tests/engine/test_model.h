@@ -34,6 +34,22 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
     c.moe.norm_topk_prob = true;
   }
   if (model_type == "smollm3") c.rope_layers = {1, 0};  // layer 1 attends without RoPE
+  if (model_type == "gemma3_text") {  // a sliding layer (window 12) then a global one
+    c.qk_norm = true;
+    c.layer_types = {LayerType::sliding_attention, LayerType::full_attention};
+    c.sliding_window = 12;
+    c.rope_local_base_freq = 10000.0f;
+    c.rope_theta = 1e6f;
+    c.query_pre_attn_scalar = 24.0f;
+  }
+  if (model_type == "phi3") {  // Phi-4-mini's RoPE: 3/4 of each head, LongRoPE's long factors
+    c.partial_rotary_factor = 0.75f;
+    c.rope_scaling.type = RopeType::longrope;
+    c.rope_scaling.factor = 0;
+    c.rope_scaling.original_max_position_embeddings = 64;
+    c.rope_scaling.short_factor = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5};
+    c.rope_scaling.long_factor = {1.0, 2.0, 4.0, 8.0, 16.0, 32.0};
+  }
   if (model_type == "minimind") {  // MiniMind 2's MoE: 4 routed experts, top 2, 1 shared
     c.qk_norm = false;
     c.moe.num_experts = 4;

@@ -7,6 +7,7 @@
 
 #include "checkpoint/loader.h"
 #include "checkpoint/random_weights.h"
+#include "checkpoint/stored_tensors.h"
 #include "model/model_weights.h"
 #include "tiny_test_util.h"
 
@@ -122,6 +123,86 @@ TEST(Loader, UntiedConfigWithoutLmHeadNamesTheTensor) {
   EXPECT_CONTAINS(msg, "tie_word_embeddings false");
 }
 
+// Phi-3 stores q/k/v as one qkv_proj and gate/up as one gate_up_proj: the loader splits them by
+// rows (views of the mapped file at the stored dtype), and a split checkpoint loads too.
+std::vector<OwnedTensor> phi3_stored(const ModelWeights& w, DType dtype) {
+  std::vector<OwnedTensor> out;
+  const SafetensorsDtype sd =
+      dtype == DType::bf16 ? SafetensorsDtype::kBF16 : SafetensorsDtype::kF32;
+  for (const StoredTensor& t : stored_tensors(w, dtype)) {
+    const auto* p = static_cast<const uint8_t*>(t.tensor.data_ptr());
+    out.push_back({t.name, sd, t.tensor.sizes(), std::vector<uint8_t>(p, p + t.tensor.nbytes())});
+  }
+  return out;
+}
+
+TEST(Loader, Phi3SplitsItsFusedProjectionsByRows) {
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    TempDir dir;
+    ModelConfig c = small_config("phi3");
+    c.tie_word_embeddings = false;
+    ModelWeights w = make_random_weights(c, 9);
+    const std::vector<OwnedTensor> stored = phi3_stored(w, dtype);
+    bool fused_qkv = false, split_q = false;
+    for (const OwnedTensor& t : stored) {
+      fused_qkv |= t.name == "model.layers.1.self_attn.qkv_proj.weight" &&
+                   t.shape == std::vector<int64_t>{64 + 2 * 32, 64};
+      split_q |= t.name.find("q_proj") != std::string::npos;
+    }
+    EXPECT_TRUE(fused_qkv);
+    EXPECT_FALSE(split_q);
+    write_file(dir.file("config.json"), c.to_json());
+    write_tensors(dir.file("model.safetensors"), stored);
+    LoadOptions options;
+    options.dtype = dtype == DType::bf16 ? ModelDtype::bf16 : ModelDtype::f32;
+    const LoadedModel m = load_model(dir.path(), options);
+    for (size_t l = 0; l < 2; ++l) {
+      const LayerWeights& got = m.weights->layers[l];
+      const LayerWeights& want = w.layers[l];
+      for (const auto& [a, b] : {std::pair{&got.q_proj, &want.q_proj},
+                                 {&got.k_proj, &want.k_proj},
+                                 {&got.v_proj, &want.v_proj},
+                                 {&got.gate_proj, &want.gate_proj},
+                                 {&got.up_proj, &want.up_proj},
+                                 {&got.down_proj, &want.down_proj}}) {
+        EXPECT_EQ(a->dtype(), dtype);
+        EXPECT_TRUE(tensors_equal(*a, b->to(dtype))) << "layer " << l;
+      }
+    }
+    // The same weights stored split (as older converters write them) load identically.
+    write_checkpoint(dir.path(), w, dtype);
+    const LoadedModel split = load_model(dir.path(), options);
+    EXPECT_TRUE(tensors_equal(split.weights->layers[1].k_proj, m.weights->layers[1].k_proj));
+  }
+}
+
+TEST(Loader, Phi3FusedTensorErrorsNameTheTensor) {
+  TempDir dir;
+  const ModelConfig c = small_config("phi3");
+  ModelWeights w = make_random_weights(c, 9);
+  write_file(dir.file("config.json"), c.to_json());
+  std::vector<OwnedTensor> missing = phi3_stored(w, DType::f32);
+  std::erase_if(missing, [](const OwnedTensor& t) {
+    return t.name == "model.layers.1.mlp.gate_up_proj.weight";
+  });
+  write_tensors(dir.file("model.safetensors"), missing);
+  std::string msg = load_error(dir.path());
+  EXPECT_CONTAINS(msg, "'model.layers.1.mlp.gate_up_proj.weight'");
+  EXPECT_CONTAINS(msg, "missing");
+
+  std::vector<OwnedTensor> narrow = phi3_stored(w, DType::f32);
+  for (OwnedTensor& t : narrow) {
+    if (t.name != "model.layers.0.self_attn.qkv_proj.weight") continue;
+    t.shape[0] -= 16;  // one kv head short
+    t.bytes.resize(size_t(t.shape[0] * t.shape[1] * 4));
+  }
+  write_tensors(dir.file("model.safetensors"), narrow);
+  msg = load_error(dir.path());
+  EXPECT_CONTAINS(msg, "'model.layers.0.self_attn.qkv_proj.weight'");
+  EXPECT_CONTAINS(msg, "shape [112, 64] does not match");
+  EXPECT_CONTAINS(msg, "[128, 64]");
+}
+
 // A valid small checkpoint that each test then breaks in one way.
 class BrokenCheckpoint : public ::testing::Test {
  protected:
@@ -215,11 +296,11 @@ TEST_F(BrokenCheckpoint, TruncatedData) {
 
 TEST_F(BrokenCheckpoint, UnsupportedModelType) {
   auto j = nlohmann::json::parse(testutil::read_file(dir_.file("config.json")));
-  j["model_type"] = "phi3";
+  j["model_type"] = "falcon";
   write_file(dir_.file("config.json"), j.dump());
   const std::string msg = load_error(dir_.path());
   EXPECT_CONTAINS(msg, dir_.file("config.json"));
-  EXPECT_CONTAINS(msg, "phi3");
+  EXPECT_CONTAINS(msg, "falcon");
 }
 
 TEST_F(BrokenCheckpoint, ConfigThatIsNotJson) {

@@ -27,7 +27,9 @@ struct Case {
   std::vector<SeqSpec> seqs;
   int32_t q_pad = 0;  // extra floats per q row, as in the fused qkv buffer
   float q_scale = 1.f;
-  bool bf16_cache = false;  // K/V stored bf16 (the reference uses the same rounded values)
+  bool bf16_cache = false;     // K/V stored bf16 (the reference uses the same rounded values)
+  int32_t window = 0;          // a sliding-window layer's W (0: full causal attention)
+  int32_t kernel_window = -1;  // the kernel's, when a test gives it another (-1: `window`)
 };
 
 // Runs the kernel and the reference; returns max |difference|.
@@ -86,6 +88,17 @@ double run_case(const Case& c, uint32_t seed) {
     }
   }
 
+  // A window makes the blocks below every query row's window dead: point them at a garbage
+  // block (NaN and huge rows), so that reading one shows in the output.
+  if (c.window > 0) {
+    for (int32_t s = 0; s < S; ++s) {
+      const int32_t first_row_start = context_len[s] - c.seqs[s].query_len - c.window + 1;
+      for (int32_t b = 0; (b + 1) * BS <= first_row_start; ++b) {
+        tables[int64_t{s} * max_blocks + b] = ids[total_blocks];
+      }
+    }
+  }
+
   const int64_t q_stride = int64_t{H} * D + c.q_pad;
   std::vector<float> q(int64_t{T} * q_stride);
   for (float& x : q) x = c.q_scale * normal(rng);
@@ -114,6 +127,7 @@ double run_case(const Case& c, uint32_t seed) {
   a.head_dim = D;
   a.block_size = BS;
   a.scale = 1.0f / std::sqrt(float(D));
+  a.window = c.kernel_window >= 0 ? c.kernel_window : c.window;
   a.out = out.data();
   a.out_row_stride = int64_t{H} * D;
   paged_attention(a);
@@ -127,9 +141,10 @@ double run_case(const Case& c, uint32_t seed) {
       for (int32_t h = 0; h < H; ++h) {
         const int32_t g = h / (H / KV);
         const float* qv = &q[row * q_stride + h * D];
-        std::vector<double> w(pos + 1);
+        const int32_t lo = c.window > 0 ? std::max(0, pos - c.window + 1) : 0;
+        std::vector<double> w(pos + 1, -INFINITY);
         double mx = -1e300;
-        for (int32_t p = 0; p <= pos; ++p) {
+        for (int32_t p = lo; p <= pos; ++p) {
           double dot = 0;
           for (int32_t d = 0; d < D; ++d) dot += double(qv[d]) * keys[s][p * kv_width + g * D + d];
           w[p] = dot * a.scale;
@@ -139,7 +154,7 @@ double run_case(const Case& c, uint32_t seed) {
         for (double& x : w) sum += (x = std::exp(x - mx));
         for (int32_t d = 0; d < D; ++d) {
           double o = 0;
-          for (int32_t p = 0; p <= pos; ++p) o += w[p] * values[s][p * kv_width + g * D + d];
+          for (int32_t p = lo; p <= pos; ++p) o += w[p] * values[s][p * kv_width + g * D + d];
           o /= sum;
           const double got = out[int64_t{row} * H * D + h * D + d];
           worst = std::isfinite(got) ? std::max(worst, std::abs(o - got)) : INFINITY;
@@ -221,6 +236,26 @@ TEST(PagedAttention, Bf16CacheMatchesOnBothPaths) {
   Case per_head{6, 3, 20, 5, mixed_batch()};
   per_head.bf16_cache = true;
   expect_close_on_every_isa(per_head, 18);
+}
+
+// Sliding-window layers (Gemma 3, gpt-oss): each row attends to its last W positions only, the
+// window starting mid-block, on a block boundary, inside a prefill chunk, and wider than the
+// context; blocks below every row's window are garbage and must not be read.
+TEST(PagedAttention, SlidingWindowAttendsTheLastWPositionsOnly) {
+  const std::vector<SeqSpec> seqs = {{1, 1},  {37, 1},   {100, 35}, {300, 300},
+                                     {64, 1}, {200, 77}, {21, 5},   {513, 1}};
+  for (int32_t window : {1, 7, 16, 50, 128, 1000}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    expect_close_on_every_isa({8, 2, 64, 16, seqs, 0, 1.f, false, window}, 19);  // grouped
+    expect_close_on_every_isa({6, 3, 20, 5, seqs, 0, 1.f, false, window}, 20);   // per head
+    expect_close_on_every_isa({4, 1, 128, 7, seqs, 0, 1.f, true, window}, 21);   // bf16, odd BS
+  }
+  // The check can fail: the kernel run without the window is far from the windowed reference
+  // (a prompt with no dead block, so the masking alone differs).
+  Case unmasked{8, 2, 64, 16, {{60, 60}}, 0, 1.f, false, 20};
+  EXPECT_LT(run_case(unmasked, 22), 2e-5);
+  unmasked.kernel_window = 0;
+  EXPECT_GT(run_case(unmasked, 22), 1e-2);
 }
 
 TEST(PagedAttention, RejectsBadShapes) {

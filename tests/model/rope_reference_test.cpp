@@ -1,6 +1,8 @@
 // RoPE scaling against real PyTorch (issue #17): tests/tools/make_rope_fixtures.py writes one
 // random-weight fp32 checkpoint per rope type (linear, dynamic, llama3, yarn, yarn with mscale,
-// partial_rotary_factor alone and with llama3, SmolLM3 with a NoPE layer) and the logits of a torch
+// partial_rotary_factor alone and with llama3, SmolLM3 with a NoPE layer, Phi-3's LongRoPE with
+// its long and its short factors from fused qkv/gate_up checkpoints, Gemma 3's sliding and
+// global layers with their two RoPE bases) and the logits of a torch
 // forward written from HF's formulas over 200 tokens, with an original context of 64 positions. The
 // naive oracle and the packed ModelRunner (chunked prefill, two sequences per step, then decode)
 // must match those logits within 1e-4 at every position, far past the original context included.
@@ -228,7 +230,8 @@ TEST_P(RopeReference, RunnerMatchesPyTorchInChunksBatchesAndDecode) {
 
 INSTANTIATE_TEST_SUITE_P(Types, RopeReference,
                          ::testing::Values("linear", "dynamic", "llama3", "yarn", "yarn_mscale",
-                                           "partial", "llama3_partial", "smollm3_nope"),
+                                           "partial", "llama3_partial", "smollm3_nope",
+                                           "phi3_longrope", "phi3_short", "gemma3"),
                          [](const auto& info) { return std::string(info.param); });
 
 // The fixed dynamic base (rope_scaling.h): a sequence's logits do not depend on its length, so

@@ -241,7 +241,10 @@ TEST(RopeScaling, ErrorsNameTheFileTheTypeAndTheField) {
     std::string expected;
   };
   const Case cases[] = {
-      {R"({"rope_type": "longrope", "factor": 4.0})", 1, "type \"longrope\" is not supported"},
+      {R"({"rope_type": "longrope", "factor": 4.0})", 1,
+       "longrope is missing required field \"short_factor\""},
+      {R"({"rope_type": "longrope", "short_factor": [1], "long_factor": [1], "factor": 0})", 1,
+       "\"factor\" must be positive"},
       {R"({"type": "su"})", 1, "type \"su\" is not supported"},
       {R"({"factor": 4.0})", 1, "no \"rope_type\" (or \"type\") field"},
       {R"("yarn")", 1, "rope_scaling must be an object"},
@@ -305,7 +308,7 @@ TEST(RopeScaling, TransformersV5RopeParametersBlockIsRead) {
         << e.what();
   }
   j["rope_parameters"] = json::parse(R"({"rope_type": "longrope", "rope_theta": 1e4})");
-  EXPECT_THROW(ModelConfig::from_json(j.dump(), "v5"), std::runtime_error);
+  EXPECT_THROW(ModelConfig::from_json(j.dump(), "v5"), std::runtime_error);  // no factor lists
 }
 
 TEST(RopeScaling, SlidingWindowWithScalingIsRefused) {

@@ -192,6 +192,54 @@ TEST(TinyModel, F16AndQwen2Biases) {
   EXPECT_LT(max_abs_diff(la, lh), 0.01 * max_abs(la));
 }
 
+// Phi-3 (fused qkv_proj / gate_up_proj, LongRoPE) and Gemma 3 (layer kinds, extra norms):
+// written whole and in shards, read back to the same config and the same weights.
+TEST(TinyModel, Phi3AndGemma3CheckpointsLoadAsWritten) {
+  ModelConfig phi3 = testutil::small_config("phi3");
+  phi3.partial_rotary_factor = 0.75f;
+  phi3.rope_scaling.type = RopeType::longrope;
+  phi3.rope_scaling.factor = 0;
+  phi3.rope_scaling.original_max_position_embeddings = 64;
+  phi3.rope_scaling.short_factor = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5};
+  phi3.rope_scaling.long_factor = {1.0, 2.0, 4.0, 8.0, 16.0, 32.0};
+  ModelConfig gemma = testutil::small_config("gemma3_text");
+  gemma.layer_types = {LayerType::sliding_attention, LayerType::full_attention};
+  gemma.sliding_window = 8;
+  gemma.query_pre_attn_scalar = 16.0f;
+  for (const ModelConfig& c : {phi3, gemma}) {
+    SCOPED_TRACE(c.model_type);
+    for (int32_t shards : {1, 3}) {
+      TempDir dir;
+      TinyModelOptions o;
+      o.config = c;
+      o.shards = shards;
+      write_tiny_model(dir.path(), o);
+      const LoadedModel m = load_model(dir.path());
+      EXPECT_EQ(m.config.rope_scaling, c.rope_scaling);
+      EXPECT_EQ(m.config.layer_types, c.layer_types);
+      EXPECT_EQ(m.config.sliding_window, c.sliding_window);
+      EXPECT_EQ(m.config.partial_rotary_factor, c.partial_rotary_factor);
+      const LoadedModel r = random_model(m.config, 0);
+      for (size_t l = 0; l < 2; ++l) {
+        EXPECT_TRUE(tensors_equal(m.weights->layers[l].k_proj, r.weights->layers[l].k_proj));
+        EXPECT_TRUE(tensors_equal(m.weights->layers[l].up_proj, r.weights->layers[l].up_proj));
+        if (c.gemma_layout()) {
+          EXPECT_TRUE(tensors_equal(m.weights->layers[l].post_feedforward_layernorm,
+                                    r.weights->layers[l].post_feedforward_layernorm));
+        }
+      }
+      const std::vector<int32_t> ids = {1, 40, 41, 42, 290, 7, 8, 9, 10, 11, 12, 13};
+      EXPECT_EQ(naive_logits(*m.weights, ids), naive_logits(*r.weights, ids));
+      if (shards == 1 && c.model_type == "phi3") {
+        const std::string bytes = read_file(dir.file("model.safetensors"));
+        EXPECT_NE(bytes.find("model.layers.0.self_attn.qkv_proj.weight"), std::string::npos);
+        EXPECT_NE(bytes.find("model.layers.1.mlp.gate_up_proj.weight"), std::string::npos);
+        EXPECT_EQ(bytes.find("q_proj"), std::string::npos);
+      }
+    }
+  }
+}
+
 TEST(TinyModel, RejectsImpossibleOptions) {
   TempDir dir;
   TinyModelOptions o;

@@ -1,4 +1,5 @@
-"""PyTorch reference for RoPE scaling (issue #17) and SmolLM3's NoPE layers (issue #34):
+"""PyTorch reference for RoPE scaling (issue #17), SmolLM3's NoPE layers, Phi-3's LongRoPE
+with fused qkv_proj / gate_up_proj and Gemma 3's layer (issue #34):
 random-weight fp32 checkpoints, one per rope type,
 and the logits a plain-torch forward gives for a fixed 200-token sequence, for
 tests/model/rope_reference_test.cpp to compare pagedserve's naive oracle and ModelRunner with.
@@ -13,7 +14,13 @@ recomputes from the current length. Partial rotary (partial_rotary_factor) rotat
 int(head_dim * factor) dims of each head and passes the rest through, as HF's families that use
 it (e.g. Phi-3, StableLM, GLM) split q/k into q_rot and q_pass.
 
-The original context of every case is 64 positions, so 200 tokens reach well past it.
+LongRoPE follows _compute_longrope_parameters with HF's choice for one 200-token forward: the
+long factors when 200 passes original_max_position_embeddings (phi3_longrope, original 64),
+the short ones when it does not (phi3_short, original 256, with a stated factor). The phi3 cases'
+checkpoints store q/k/v and gate/up fused, as Phi-3's do, and the forward splits them as
+transformers' Phi3Attention / Phi3MLP do.
+
+The original context of every other case is 64 positions, so 200 tokens reach well past it.
 
 usage: /usr/bin/python3 make_rope_fixtures.py OUT_DIR
 writes OUT_DIR/<case>/{config.json, model.safetensors, reference.json, logits.f32}
@@ -61,7 +68,31 @@ CASES = {
     # apply_rotary_pos_emb where no_rope_layers holds 0); otherwise Llama's forward.
     "smollm3_nope": dict(model_type="smollm3", max_position_embeddings=256, rope_scaling=None,
                          no_rope_layers=[1, 0]),
+    # Phi-4-mini's layout (issue #34): 3/4 of each head rotates, LongRoPE, original context at
+    # the top level (factor = 256 / 64), fused projections.
+    "phi3_longrope": dict(model_type="phi3", max_position_embeddings=256,
+                          original_max_position_embeddings=64, partial_rotary_factor=0.75,
+                          sliding_window=262144,
+                          rope_scaling={"type": "longrope",
+                                        "short_factor": [1.0 + 0.02 * i for i in range(12)],
+                                        "long_factor": [1.0 + 0.25 * i * i for i in range(12)]}),
+    "phi3_short": dict(model_type="phi3", max_position_embeddings=256, partial_rotary_factor=0.75,
+                       rope_scaling={"rope_type": "longrope", "factor": 4.0,
+                                     "original_max_position_embeddings": 256,
+                                     "short_factor": [1.0 + 0.1 * i for i in range(12)],
+                                     "long_factor": [2.0 + i for i in range(12)]}),
 }
+# Gemma 3 (issue #34), as transformers' Gemma3TextModel computes it: layers 0 and 2 slide over
+# the last 24 positions with their own RoPE base (rope_local_base_freq, unscaled), layer 1 is
+# global with rope_theta and linear scaling; (1 + w) norms before and after each branch, q/k
+# norms, GELU-tanh, embeddings times sqrt(hidden), scores times query_pre_attn_scalar^-0.5.
+CASES["gemma3"] = dict(model_type="gemma3_text", max_position_embeddings=256, num_hidden_layers=3,
+                       hidden_act="gelu_pytorch_tanh", hidden_activation="gelu_pytorch_tanh",
+                       query_pre_attn_scalar=48, sliding_window=24, rope_theta=1e6,
+                       rope_local_base_freq=10000.0,
+                       rope_scaling={"rope_type": "linear", "factor": 8.0},
+                       layer_types=["sliding_attention", "full_attention", "sliding_attention"])
+SEQ_LEN = T  # the one forward's length, which picks LongRoPE's factors as HF does
 
 
 def rotary_dim(c):
@@ -138,12 +169,29 @@ def _compute_llama3_parameters(c):
     return torch.where(is_medium, smoothed, inv_freq_llama), attention_factor
 
 
+def _compute_longrope_parameters(c):
+    rs = c["rope_scaling"]
+    base, dim = c["rope_theta"], rotary_dim(c)
+    original = rs.get("original_max_position_embeddings") or c.get(
+        "original_max_position_embeddings") or c["max_position_embeddings"]
+    factor = rs.get("factor") or c["max_position_embeddings"] / original
+    attention_factor = rs.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(
+            1 + math.log(factor) / math.log(original))
+    ext = rs["long_factor"] if SEQ_LEN > original else rs["short_factor"]
+    ext = torch.tensor(ext, dtype=torch.float32)
+    shape = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    return 1.0 / (ext * base ** shape), attention_factor
+
+
 ROPE_INIT_FUNCTIONS = {
     "default": _compute_default_rope_parameters,
     "linear": _compute_linear_scaling_rope_parameters,
     "dynamic": _compute_dynamic_ntk_parameters,
     "yarn": _compute_yarn_parameters,
     "llama3": _compute_llama3_parameters,
+    "longrope": _compute_longrope_parameters,
 }
 
 
@@ -168,8 +216,52 @@ def apply_rotary(x, cos, sin):  # x [T, H, D]; cos/sin [T, 1, rot]
     return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
 
 
+def rope_cos_sin(inv_freq, attention_scaling, t):
+    freqs = torch.arange(t, dtype=torch.float32)[:, None] * inv_freq[None, :].float()
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return (emb.cos() * attention_scaling)[:, None, :], (emb.sin() * attention_scaling)[:, None, :]
+
+
+def gemma3_forward(w, c, tokens):
+    """Gemma3TextModel in fp32: Gemma3RMSNorm scales by (1 + w)."""
+    h_, kv, d, eps = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
+    t = len(tokens)
+
+    def norm(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight)
+
+    glob = rope_cos_sin(*rope_parameters(c), t)
+    local = rope_cos_sin(*_compute_default_rope_parameters(
+        dict(c, rope_theta=c["rope_local_base_freq"])), t)
+    x = w["model.embed_tokens.weight"][torch.tensor(tokens)] * torch.tensor(c["hidden_size"] ** 0.5)
+    causal = torch.full((t, t), float("-inf")).triu(1)
+    window = causal + torch.full((t, t), float("-inf")).tril(-c["sliding_window"])
+    for i in range(c["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        sliding = c["layer_types"][i] == "sliding_attention"
+        cos, sin = local if sliding else glob
+        n = norm(x, w[p + "input_layernorm.weight"])
+        q = norm((n @ w[p + "self_attn.q_proj.weight"].T).view(t, h_, d), w[p + "self_attn.q_norm.weight"])
+        k = norm((n @ w[p + "self_attn.k_proj.weight"].T).view(t, kv, d), w[p + "self_attn.k_norm.weight"])
+        v = (n @ w[p + "self_attn.v_proj.weight"].T).view(t, kv, d)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        k = k.repeat_interleave(h_ // kv, dim=1)
+        v = v.repeat_interleave(h_ // kv, dim=1)
+        att = torch.einsum("thd,shd->hts", q, k) * c["query_pre_attn_scalar"] ** -0.5
+        att = att + (window if sliding else causal)
+        o = torch.einsum("hts,shd->thd", att.softmax(-1), v).reshape(t, h_ * d)
+        x = x + norm(o @ w[p + "self_attn.o_proj.weight"].T, w[p + "post_attention_layernorm.weight"])
+        n = norm(x, w[p + "pre_feedforward_layernorm.weight"])
+        g = torch.nn.functional.gelu(n @ w[p + "mlp.gate_proj.weight"].T, approximate="tanh")
+        mlp = (g * (n @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        x = x + norm(mlp, w[p + "post_feedforward_layernorm.weight"])
+    return norm(x, w["model.norm.weight"]) @ w["lm_head.weight"].T
+
+
 def forward(w, c, tokens):
     """Logits [T, V] in fp32, as HF runs an fp32 checkpoint."""
+    if c["model_type"] == "gemma3_text":
+        return gemma3_forward(w, c, tokens)
     h_, kv, d, eps = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
     t = len(tokens)
     inv_freq, attention_scaling = rope_parameters(c)
@@ -183,9 +275,15 @@ def forward(w, c, tokens):
     for i in range(c["num_hidden_layers"]):
         p = f"model.layers.{i}."
         n = rms(x, w[p + "input_layernorm.weight"], eps)
-        q = (n @ w[p + "self_attn.q_proj.weight"].T).view(t, h_, d)
-        k = (n @ w[p + "self_attn.k_proj.weight"].T).view(t, kv, d)
-        v = (n @ w[p + "self_attn.v_proj.weight"].T).view(t, kv, d)
+        if c["model_type"] == "phi3":  # Phi3Attention: one qkv_proj, sliced q | k | v
+            qkv = n @ w[p + "self_attn.qkv_proj.weight"].T
+            q = qkv[..., : h_ * d].reshape(t, h_, d)
+            k = qkv[..., h_ * d: (h_ + kv) * d].reshape(t, kv, d)
+            v = qkv[..., (h_ + kv) * d:].reshape(t, kv, d)
+        else:
+            q = (n @ w[p + "self_attn.q_proj.weight"].T).view(t, h_, d)
+            k = (n @ w[p + "self_attn.k_proj.weight"].T).view(t, kv, d)
+            v = (n @ w[p + "self_attn.v_proj.weight"].T).view(t, kv, d)
         if c["model_type"] == "qwen3":
             q = rms(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms(k, w[p + "self_attn.k_norm.weight"], eps)
@@ -197,6 +295,10 @@ def forward(w, c, tokens):
         o = torch.einsum("hts,shd->thd", att.softmax(-1), v).reshape(t, h_ * d)
         x = x + o @ w[p + "self_attn.o_proj.weight"].T
         n = rms(x, w[p + "post_attention_layernorm.weight"], eps)
+        if c["model_type"] == "phi3":  # Phi3MLP: gate_up_proj, chunked gate | up
+            gate, up = (n @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+            x = x + (up * torch.nn.functional.silu(gate)) @ w[p + "mlp.down_proj.weight"].T
+            continue
         g = torch.nn.functional.silu(n @ w[p + "mlp.gate_proj.weight"].T)
         x = x + (g * (n @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
     return rms(x, w["model.norm.weight"], eps) @ w["lm_head.weight"].T
@@ -211,8 +313,10 @@ def random_weights(c, gen):
     def randn(*shape, std=1.0):
         return torch.randn(*shape, generator=gen) * std
 
-    def norm(n):
-        return 1.0 + randn(n, std=0.3)
+    gemma = c["model_type"] == "gemma3_text"
+
+    def norm(n):  # Gemma's weights are the w of (1 + w)
+        return randn(n, std=0.3) if gemma else 1.0 + randn(n, std=0.3)
 
     w = {"model.embed_tokens.weight": randn(VOCAB, hid, std=1.0),
          "lm_head.weight": randn(VOCAB, hid, std=0.2), "model.norm.weight": norm(hid)}
@@ -227,9 +331,17 @@ def random_weights(c, gen):
         w[p + "mlp.gate_proj.weight"] = randn(inter, hid, std=0.15)
         w[p + "mlp.up_proj.weight"] = randn(inter, hid, std=0.15)
         w[p + "mlp.down_proj.weight"] = randn(hid, inter, std=0.1)
-        if c["model_type"] == "qwen3":
+        if c["model_type"] in ("qwen3", "gemma3_text"):
             w[p + "self_attn.q_norm.weight"] = norm(d)
             w[p + "self_attn.k_norm.weight"] = norm(d)
+        if gemma:
+            w[p + "pre_feedforward_layernorm.weight"] = norm(hid)
+            w[p + "post_feedforward_layernorm.weight"] = norm(hid)
+        if c["model_type"] == "phi3":  # stored fused, as Phi-3 checkpoints are
+            w[p + "self_attn.qkv_proj.weight"] = torch.cat(
+                [w.pop(p + f"self_attn.{x}_proj.weight") for x in "qkv"])
+            w[p + "mlp.gate_up_proj.weight"] = torch.cat(
+                [w.pop(p + "mlp.gate_proj.weight"), w.pop(p + "mlp.up_proj.weight")])
     return w
 
 

@@ -1,0 +1,20 @@
+#pragma once
+// The tensors a checkpoint file stores for a model's weights, in the family's own names: the
+// engine's slots (weights_layout.h), except that the projections a family keeps fused
+// (model/fused_projections.h, Phi-3's qkv_proj and gate_up_proj) are concatenated back into one
+// tensor, placed where its first slot was. What make-tiny-model and convert write.
+#include <string>
+#include <vector>
+
+#include "model/model_weights.h"
+
+namespace ps {
+
+struct StoredTensor {
+  std::string name;
+  Tensor tensor;  // at the requested dtype, contiguous
+};
+
+std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtype);
+
+}  // namespace ps

@@ -1,0 +1,129 @@
+#include "model/layer_types.h"
+
+#include <cmath>
+
+#include "model/config_json.h"
+#include "model/model_config.h"
+
+namespace ps {
+
+using config_json::fail;
+using config_json::has;
+
+namespace {
+
+float number_or(const nlohmann::json& j, const char* key, float fallback,
+                const std::string& origin) {
+  if (!has(j, key)) return fallback;
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
+    fail(origin, std::string("field \"") + key + "\" must be a positive number, got " + v.dump());
+  }
+  return static_cast<float>(v.get<double>());
+}
+
+void refuse_set(const nlohmann::json& j, const char* key, const std::string& origin,
+                const std::string& why) {
+  if (has(j, key))
+    fail(origin, std::string(key) + " " + j.at(key).dump() + " is not supported" + why);
+}
+
+}  // namespace
+
+void read_gemma3_fields(const nlohmann::json& j, const std::string& origin, ModelConfig* c) {
+  const auto layers = static_cast<size_t>(std::max(0, c->num_hidden_layers));
+  for (const char* key : {"hidden_activation", "hidden_act"}) {
+    if (has(j, key) && j.at(key) != "gelu_pytorch_tanh") {
+      fail(origin, std::string(key) + " " + j.at(key).dump() +
+                       " is not supported for gemma3_text (only gelu_pytorch_tanh)");
+    }
+  }
+  refuse_set(j, "attn_logit_softcapping", origin, " (Gemma 2's soft-capping is not implemented)");
+  refuse_set(j, "final_logit_softcapping", origin, " (Gemma 2's soft-capping is not implemented)");
+  if (has(j, "use_bidirectional_attention") && j.at("use_bidirectional_attention") == true) {
+    fail(origin, "use_bidirectional_attention true is not supported (an embedding model)");
+  }
+  c->sliding_window = 4096;  // Gemma3TextConfig's default
+  if (has(j, "sliding_window")) {
+    const nlohmann::json& v = j.at("sliding_window");
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (1 << 30)) {
+      fail(origin, "sliding_window must be a positive integer, got " + v.dump());
+    }
+    c->sliding_window = static_cast<int32_t>(v.get<int64_t>());
+  }
+  c->rope_local_base_freq = number_or(j, "rope_local_base_freq", 10000.0f, origin);
+  c->query_pre_attn_scalar = number_or(j, "query_pre_attn_scalar", float(c->head_dim), origin);
+  c->layer_types.assign(layers, LayerType::sliding_attention);
+  if (has(j, "layer_types")) {
+    const nlohmann::json& list = j.at("layer_types");
+    if (!list.is_array() || list.size() != layers) {
+      fail(origin, "layer_types must be a list of num_hidden_layers (" + std::to_string(layers) +
+                       ") entries");
+    }
+    for (size_t i = 0; i < layers; ++i) {
+      const nlohmann::json& v = list[i];
+      if (v == "full_attention") {
+        c->layer_types[i] = LayerType::full_attention;
+      } else if (v != "sliding_attention") {
+        fail(origin, "layer_types[" + std::to_string(i) + "] is " + v.dump() +
+                         "; each entry is \"full_attention\" or \"sliding_attention\"");
+      }
+    }
+    return;
+  }
+  int64_t pattern = 6;
+  for (const char* key : {"sliding_window_pattern", "_sliding_window_pattern"}) {
+    if (!has(j, key)) continue;
+    const nlohmann::json& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      fail(origin, std::string(key) + " must be a positive integer, got " + v.dump());
+    }
+    pattern = std::min<int64_t>(v.get<int64_t>(), 1 << 20);
+    break;
+  }
+  for (size_t i = 0; i < layers; ++i) {
+    if ((int64_t(i) + 1) % pattern == 0) c->layer_types[i] = LayerType::full_attention;
+  }
+}
+
+void validate_layer_types(const ModelConfig& c, const std::string& origin) {
+  if (c.layer_types.empty()) return;
+  if (c.model_type != "gemma3_text") {
+    fail(origin, "per-layer attention kinds (layer_types) are only read for gemma3_text, not " +
+                     c.model_type);
+  }
+  if (c.layer_types.size() != static_cast<size_t>(c.num_hidden_layers)) {
+    fail(origin, "layer_types has " + std::to_string(c.layer_types.size()) + " entries for " +
+                     std::to_string(c.num_hidden_layers) + " layers");
+  }
+  if (c.sliding_window < 1) fail(origin, "sliding_window must be positive");
+  if (!(c.query_pre_attn_scalar > 0) || !(c.rope_local_base_freq > 0)) {
+    fail(origin, "query_pre_attn_scalar and rope_local_base_freq must be positive");
+  }
+}
+
+void write_gemma3_fields(const ModelConfig& c, nlohmann::json* j) {
+  if (c.model_type != "gemma3_text") return;
+  nlohmann::json list = nlohmann::json::array();
+  for (LayerType t : c.layer_types) {
+    list.push_back(t == LayerType::full_attention ? "full_attention" : "sliding_attention");
+  }
+  (*j)["layer_types"] = std::move(list);
+  (*j)["sliding_window"] = c.sliding_window;
+  (*j)["rope_local_base_freq"] = c.rope_local_base_freq;
+  (*j)["query_pre_attn_scalar"] = c.query_pre_attn_scalar;
+  (*j)["hidden_activation"] = "gelu_pytorch_tanh";
+  j->erase("hidden_act");
+  (*j)["attn_logit_softcapping"] = nullptr;
+  (*j)["final_logit_softcapping"] = nullptr;
+}
+
+RopeFrequencies sliding_rope_frequencies(const ModelConfig& c) {
+  if (c.model_type != "gemma3_text") return rope_frequencies(c);
+  ModelConfig local = c;
+  local.rope_theta = c.rope_local_base_freq;
+  local.rope_scaling = RopeScaling{};
+  return rope_frequencies(local);
+}
+
+}  // namespace ps

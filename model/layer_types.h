@@ -1,0 +1,34 @@
+#pragma once
+// Per-layer attention kinds (config.json `layer_types`: "full_attention" or
+// "sliding_attention") and the Gemma 3 fields that go with them: the sliding window, the local
+// layers' own RoPE base (`rope_local_base_freq`, with no rope_scaling), `query_pre_attn_scalar`.
+// Without `layer_types`, every `sliding_window_pattern`-th layer (6 by default) is global and the
+// rest slide, as transformers' Gemma3TextConfig builds it. Read, checked and written back beside
+// model_config.cpp's fields.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/rope_scaling.h"
+
+namespace ps {
+
+struct ModelConfig;
+
+// Fills c's Gemma 3 fields from a gemma3_text config.json (after num_hidden_layers, head_dim and
+// the RoPE fields); throws std::runtime_error naming the file and field, also for what Gemma 3
+// configs may hold that the engine does not do (soft-capping, bidirectional attention, another
+// activation).
+void read_gemma3_fields(const nlohmann::json& config, const std::string& origin, ModelConfig* c);
+// One known kind per layer, a positive window when any layer slides, and only gemma3_text
+// carries them.
+void validate_layer_types(const ModelConfig& c, const std::string& origin);
+// Adds layer_types, sliding_window, rope_local_base_freq, query_pre_attn_scalar and the
+// activation for a gemma3_text config (from_dir reads them back).
+void write_gemma3_fields(const ModelConfig& c, nlohmann::json* config);
+
+// The RoPE of a sliding layer: rope_local_base_freq with no scaling (Gemma 3); other families'
+// sliding layers rotate as their full ones.
+RopeFrequencies sliding_rope_frequencies(const ModelConfig& c);
+
+}  // namespace ps
