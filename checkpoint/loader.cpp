@@ -51,9 +51,18 @@ class CheckpointFiles {
     const SafetensorsTensor* tensor;
   };
 
+  // `name` as the engine's slots spell it ("model.layers.0...", "lm_head.weight"), or where a
+  // multimodal checkpoint keeps its language model: Gemma 3's saves it under
+  // "language_model.model." (its first releases) or "model.language_model." (transformers 4.52+).
   const Found* find(const std::string& name) const {
-    const auto it = where_.find(name);
-    return it == where_.end() ? nullptr : &it->second;
+    if (const Found* f = exact(name)) return f;
+    if (name.starts_with("model.")) {
+      const std::string rest = name.substr(6);
+      if (const Found* f = exact("language_model.model." + rest)) return f;
+      return exact("model.language_model." + rest);
+    }
+    if (name == "lm_head.weight") return exact("language_model.lm_head.weight");
+    return nullptr;
   }
 
   // The file that lists tensors: named when a tensor is missing from all of them.
@@ -117,6 +126,11 @@ class CheckpointFiles {
       }
       where_[tensor] = Found{f, t};
     }
+  }
+
+  const Found* exact(const std::string& name) const {
+    const auto it = where_.find(name);
+    return it == where_.end() ? nullptr : &it->second;
   }
 
   std::string listing_;

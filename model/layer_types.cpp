@@ -30,6 +30,24 @@ void refuse_set(const nlohmann::json& j, const char* key, const std::string& ori
 
 }  // namespace
 
+// A multimodal `gemma3` config.json: its text_config, as a gemma3_text config of its own (the
+// vision tower is not served). The top level's token ids and tying fill what it leaves out.
+std::string gemma3_text_config(const nlohmann::json& j, const std::string& origin) {
+  if (!has(j, "text_config") || !j.at("text_config").is_object()) {
+    fail(origin, "model_type gemma3 needs a \"text_config\" object (its language model)");
+  }
+  nlohmann::json t = j.at("text_config");
+  if (has(t, "model_type") && t.at("model_type") != "gemma3_text") {
+    fail(origin, "text_config.model_type " + t.at("model_type").dump() +
+                     " is not supported (gemma3's is gemma3_text)");
+  }
+  t["model_type"] = "gemma3_text";
+  for (const char* key : {"eos_token_id", "bos_token_id", "tie_word_embeddings"}) {
+    if (!has(t, key) && has(j, key)) t[key] = j.at(key);
+  }
+  return t.dump();
+}
+
 void read_gemma3_fields(const nlohmann::json& j, const std::string& origin, ModelConfig* c) {
   const auto layers = static_cast<size_t>(std::max(0, c->num_hidden_layers));
   for (const char* key : {"hidden_activation", "hidden_act"}) {
@@ -97,7 +115,7 @@ void validate_layer_types(const ModelConfig& c, const std::string& origin) {
                      std::to_string(c.num_hidden_layers) + " layers");
   }
   if (c.sliding_window < 1) fail(origin, "sliding_window must be positive");
-  if (!(c.query_pre_attn_scalar > 0) || !(c.rope_local_base_freq > 0)) {
+  if (!(c.query_pre_attn_scalar >= 0) || !(c.rope_local_base_freq > 0)) {  // 0: head_dim
     fail(origin, "query_pre_attn_scalar and rope_local_base_freq must be positive");
   }
 }
@@ -111,7 +129,8 @@ void write_gemma3_fields(const ModelConfig& c, nlohmann::json* j) {
   (*j)["layer_types"] = std::move(list);
   (*j)["sliding_window"] = c.sliding_window;
   (*j)["rope_local_base_freq"] = c.rope_local_base_freq;
-  (*j)["query_pre_attn_scalar"] = c.query_pre_attn_scalar;
+  (*j)["query_pre_attn_scalar"] =
+      c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : float(c.head_dim);
   (*j)["hidden_activation"] = "gelu_pytorch_tanh";
   j->erase("hidden_act");
   (*j)["attn_logit_softcapping"] = nullptr;

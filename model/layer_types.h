@@ -15,6 +15,11 @@ namespace ps {
 
 struct ModelConfig;
 
+// A multimodal `gemma3` config.json's language model: its text_config as a gemma3_text
+// config.json text (the vision tower is not served), the top level's token ids and tying filling
+// what it leaves out. Throws std::runtime_error naming the file and field.
+std::string gemma3_text_config(const nlohmann::json& config, const std::string& origin);
+
 // Fills c's Gemma 3 fields from a gemma3_text config.json (after num_hidden_layers, head_dim and
 // the RoPE fields); throws std::runtime_error naming the file and field, also for what Gemma 3
 // configs may hold that the engine does not do (soft-capping, bidirectional attention, another

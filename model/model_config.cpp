@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -206,6 +207,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     fail(origin, "missing string field \"model_type\"");
   }
   const std::string type = j.at("model_type").get<std::string>();
+  if (type == "gemma3") return from_json(gemma3_text_config(j, origin), origin + " text_config");
   if (!known_model_type(type)) {
     fail(origin,
          "model_type \"" + type +
@@ -214,18 +216,24 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   }
   c.set_model_type(type);
 
-  c.hidden_size = get_int(j, "hidden_size", std::nullopt, origin);
-  c.num_hidden_layers = get_int(j, "num_hidden_layers", std::nullopt, origin);
-  c.num_attention_heads = get_int(j, "num_attention_heads", std::nullopt, origin);
-  c.num_key_value_heads = get_int(j, "num_key_value_heads", c.num_attention_heads, origin);
+  // Gemma 3's multimodal configs leave most text fields to Gemma3TextConfig's defaults.
+  const bool gemma = type == "gemma3_text";
+  auto gemma_default = [&](int32_t v) { return gemma ? std::optional(v) : std::nullopt; };
+  c.hidden_size = get_int(j, "hidden_size", gemma_default(2304), origin);
+  c.num_hidden_layers = get_int(j, "num_hidden_layers", gemma_default(26), origin);
+  c.num_attention_heads = get_int(j, "num_attention_heads", gemma_default(8), origin);
+  c.num_key_value_heads =
+      get_int(j, "num_key_value_heads", gemma ? 4 : c.num_attention_heads, origin);
   c.intermediate_size = get_int(
       j, "intermediate_size",
       type == "minimind" ? std::optional(minimind_default_intermediate_size(j, c.hidden_size))
-                         : std::nullopt,
+                         : gemma_default(9216),
       origin);
-  c.vocab_size = get_int(j, "vocab_size", std::nullopt, origin);
-  c.max_position_embeddings = get_int(j, "max_position_embeddings", 4096, origin);
-  if (has(j, "head_dim")) {
+  c.vocab_size = get_int(j, "vocab_size", gemma_default(262208), origin);
+  c.max_position_embeddings = get_int(j, "max_position_embeddings", gemma ? 131072 : 4096, origin);
+  if (gemma && !has(j, "head_dim")) {
+    c.head_dim = 256;
+  } else if (has(j, "head_dim")) {
     c.head_dim = get_int(j, "head_dim", std::nullopt, origin);
   } else {
     if (c.num_attention_heads <= 0 || c.hidden_size % c.num_attention_heads != 0) {
@@ -318,7 +326,15 @@ ModelConfig ModelConfig::from_dir(const std::string& model_dir) {
     throw std::runtime_error(config_path + ": not found (is " + model_dir +
                              " a Hugging Face model directory?)");
   }
-  ModelConfig c = from_json(read_text_file(config_path), config_path);
+  const std::string text = read_text_file(config_path);
+  ModelConfig c = from_json(text, config_path);
+  if (const json top = json::parse(text, nullptr, false);
+      top.is_object() && has(top, "vision_config")) {
+    std::fprintf(stderr,
+                 "pagedserve: %s: the vision tower (vision_config) is ignored; serving "
+                 "the text model only\n",
+                 config_path.c_str());
+  }
 
   // generation_config.json wins for eos/bos: it is what HF generate() uses.
   const std::string gen_path = (fs::path(model_dir) / "generation_config.json").string();

@@ -203,6 +203,37 @@ TEST(Loader, Phi3FusedTensorErrorsNameTheTensor) {
   EXPECT_CONTAINS(msg, "[128, 64]");
 }
 
+// A multimodal Gemma 3 checkpoint: config.json wraps the text model in text_config, the tensors
+// sit under "language_model.model." (first releases) or "model.language_model." (transformers
+// 4.52+) beside a vision tower, which is not loaded.
+TEST(Loader, Gemma3MultimodalCheckpointLoadsItsLanguageModel) {
+  ModelConfig c = small_config("gemma3_text");
+  c.layer_types = {LayerType::sliding_attention, LayerType::full_attention};
+  c.sliding_window = 8;
+  ModelWeights w = make_random_weights(c, 4);
+  auto text = nlohmann::json::parse(c.to_json());
+  text.erase("eos_token_id");
+  const nlohmann::json wrapper = {{"model_type", "gemma3"},
+                                  {"eos_token_id", {1, 106}},
+                                  {"text_config", text},
+                                  {"vision_config", {{"model_type", "siglip_vision_model"}}}};
+  for (const std::string prefix : {"language_model.model.", "model.language_model."}) {
+    TempDir dir;
+    write_file(dir.file("config.json"), wrapper.dump());
+    std::vector<OwnedTensor> tensors = checkpoint_tensors(w);
+    for (OwnedTensor& t : tensors) t.name = prefix + t.name.substr(6);  // drop "model."
+    tensors.push_back({"vision_tower.vision_model.post_layernorm.weight",
+                       SafetensorsDtype::kF32,
+                       {4},
+                       std::vector<uint8_t>(16, 0)});
+    write_tensors(dir.file("model.safetensors"), tensors);
+    const LoadedModel m = load_model(dir.path());
+    EXPECT_EQ(m.config.model_type, "gemma3_text");
+    EXPECT_EQ(m.config.eos_token_ids, (std::vector<int32_t>{1, 106}));
+    expect_same_weights(*m.weights, w);
+  }
+}
+
 // A valid small checkpoint that each test then breaks in one way.
 class BrokenCheckpoint : public ::testing::Test {
  protected:

@@ -375,6 +375,54 @@ TEST(ModelConfig, Gemma3ReadsItsLayerKinds) {
   EXPECT_TRUE(ModelConfig::from_json(kLlama, "config.json").layer_types.empty());
 }
 
+// google/gemma-3-4b-it's config.json: a multimodal wrapper whose text_config states six fields
+// and leaves the rest to Gemma3TextConfig's defaults.
+constexpr const char* kGemma3_4b = R"({
+  "architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999,
+  "eoi_token_index": 256000, "eos_token_id": [1, 106], "image_token_index": 262144,
+  "initializer_range": 0.02, "mm_tokens_per_image": 256, "model_type": "gemma3",
+  "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                  "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                  "sliding_window": 1024},
+  "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0",
+  "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+                    "model_type": "siglip_vision_model", "num_attention_heads": 16,
+                    "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": false}})";
+
+TEST(ModelConfig, Gemma3MultimodalReadsItsTextConfigWithDefaults) {
+  const ModelConfig c = ModelConfig::from_json(kGemma3_4b, "config.json");
+  EXPECT_EQ(c.model_type, "gemma3_text");
+  EXPECT_EQ(c.hidden_size, 2560);
+  EXPECT_EQ(c.num_hidden_layers, 34);
+  EXPECT_EQ(c.num_attention_heads, 8) << "Gemma3TextConfig's default";
+  EXPECT_EQ(c.num_key_value_heads, 4);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.vocab_size, 262208);
+  EXPECT_EQ(c.max_position_embeddings, 131072);
+  EXPECT_EQ(c.sliding_window, 1024);
+  EXPECT_FLOAT_EQ(c.query_pre_attn_scalar, 256.0f);
+  EXPECT_FLOAT_EQ(c.rope_theta, 1e6f);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::linear);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{1, 106})) << "from the top level";
+  EXPECT_TRUE(c.layer_is_sliding(0));
+  EXPECT_FALSE(c.layer_is_sliding(5));
+  auto j = nlohmann::json::parse(kGemma3_4b);
+  j.erase("text_config");
+  EXPECT_NE(error_of(j.dump()).find("model_type gemma3 needs a \"text_config\" object"),
+            std::string::npos);
+  j = nlohmann::json::parse(kGemma3_4b);
+  j["text_config"]["model_type"] = "gemma2";
+  EXPECT_NE(error_of(j.dump()).find("text_config.model_type \"gemma2\" is not supported"),
+            std::string::npos);
+  j = nlohmann::json::parse(kGemma3_4b);
+  j["text_config"]["layer_types"] = {"global"};
+  const std::string msg = error_of(j.dump());
+  EXPECT_NE(msg.find("/models/x/config.json text_config: layer_types must be a list"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(ModelConfig, Gemma3BadFieldsNameTheFileAndField) {
   auto three = nlohmann::json::parse(kGemma3_1b);
   three["num_hidden_layers"] = 3;
