@@ -157,6 +157,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   pa.head_dim = c.head_dim;
   pa.block_size = spec.block_size;
   pa.scale = c.attention_scale();
+  pa.softcap = c.attn_logit_softcapping;
   pa.out_row_stride = Q;
 
   const int64_t L = int64_t(layers.size());
@@ -253,6 +254,9 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
                 c.rms_norm_eps, hs, H);
   project(hs, R, lm_head, {}, logits->data());
   if (adapters) lora.add_lm_head(hs, H, logits->data(), c.vocab_size);
+  if (c.final_logit_softcapping > 0) {
+    soft_cap_in_place(logits->data(), R * c.vocab_size, c.final_logit_softcapping);
+  }
 }
 
 ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpec spec,

@@ -172,6 +172,12 @@ void scale_in_place(float* x, int64_t n, float factor) {
   });
 }
 
+void soft_cap_in_place(float* x, int64_t n, float cap) {
+  parallel_for(0, n, 1 << 12, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) x[i] = cap * std::tanh(x[i] / cap);
+  });
+}
+
 void rope_cos_sin(const RopeFrequencies& rope, const int32_t* positions, int64_t rows, float* cos,
                   float* sin) {
   const int64_t half = rope.rotary_dim / 2;

@@ -50,6 +50,8 @@ void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out
 void add_into(const float* x, int64_t n, float* y);
 // x[i] *= factor for n floats.
 void scale_in_place(float* x, int64_t n, float factor);
+// x[i] = cap * tanh(x[i] / cap) for n floats (Gemma 2's final-logit soft-capping).
+void soft_cap_in_place(float* x, int64_t n, float cap);
 
 // cos/sin [rows, rotary_dim / 2] for the rows' positions, with the same fp32 ops as HF (and
 // naive_forward): angle = float(position) * inv_freq; then cos and sin times the attention

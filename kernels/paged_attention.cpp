@@ -79,9 +79,12 @@ PS_INLINE float dot(const float* q, const KV* k, int32_t D) {
 // tokens [0, n) of one block; p: scratch of n rounded up to 8 floats.
 template <typename KV>
 PS_INLINE void attend_block(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
-                            int32_t n, int32_t D, float scale, float* p, float& m, float& l,
-                            float* acc) {
+                            int32_t n, int32_t D, float scale, float softcap, float* p, float& m,
+                            float& l, float* acc) {
   for (int32_t t = 0; t < n; ++t) p[t] = dot(q, kb + t * tok_stride, D) * scale;
+  if (softcap > 0) {
+    for (int32_t t = 0; t < n; ++t) p[t] = softcap * std::tanh(p[t] / softcap);
+  }
   float block_max = kNegInf;
   for (int32_t t = 0; t < n; ++t) block_max = std::max(block_max, p[t]);
   if (block_max > m) {
@@ -184,8 +187,8 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
           }
         } else {
           for (int32_t h = 0; h < G; ++h) {
-            attend_block(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, sc.p.data(), sc.m[j0 + h],
-                         sc.l[j0 + h], sc.acc.data() + int64_t{j0 + h} * D);
+            attend_block(qrow + h * D, kb, vb, tok_stride, n, D, a.scale, a.softcap, sc.p.data(),
+                         sc.m[j0 + h], sc.l[j0 + h], sc.acc.data() + int64_t{j0 + h} * D);
           }
         }
       }
@@ -220,6 +223,10 @@ PS_INLINE void run_item_grouped(const PagedAttentionArgs& a, const WorkItem& w, 
 template <int W, typename KV>
 PS_INLINE void run_item_on(const PagedAttentionArgs& a, const WorkItem& w, Scratch& sc,
                            const KV* k_cache, const KV* v_cache) {
+  if (a.softcap > 0) {  // soft-capped scores: the per-head path alone applies the cap
+    attend_item<W, 0, 0>(a, w, sc, k_cache, v_cache);
+    return;
+  }
   switch (a.head_dim) {
     case 64:
       run_item_grouped<W, 64>(a, w, sc, k_cache, v_cache);
@@ -303,6 +310,7 @@ void paged_attention(const PagedAttentionArgs& a) {
         "sizes must be positive");
   check(a.num_heads % a.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
   check(a.window >= 0, "window must not be negative");
+  check(a.softcap >= 0, "softcap must not be negative");
   check(a.q_row_stride >= int64_t{a.num_heads} * a.head_dim &&
             a.out_row_stride >= int64_t{a.num_heads} * a.head_dim,
         "row strides must cover num_heads * head_dim");

@@ -38,6 +38,9 @@ struct PagedAttentionArgs {
   // positions [max(0, p - W + 1), p] only, as HF masks it (kv > q - W). Blocks wholly below every
   // row's window are not read, so their block-table entries may be anything.
   int32_t window = 0;
+  // Gemma 2's attention soft-capping (0: none): a score s becomes cap * tanh(s / cap) before the
+  // softmax, as HF computes it. Runs on the per-head path.
+  float softcap = 0.0f;
   // [T, num_heads, head_dim], out_row_stride floats apart.
   float* out = nullptr;
   int64_t out_row_stride = 0;

@@ -48,16 +48,24 @@ std::string gemma3_text_config(const nlohmann::json& j, const std::string& origi
   return t.dump();
 }
 
-void read_gemma3_fields(const nlohmann::json& j, const std::string& origin, ModelConfig* c) {
+void read_gemma_fields(const nlohmann::json& j, const std::string& origin, ModelConfig* c) {
   const auto layers = static_cast<size_t>(std::max(0, c->num_hidden_layers));
+  const bool gemma2 = c->model_type == "gemma2";
   for (const char* key : {"hidden_activation", "hidden_act"}) {
     if (has(j, key) && j.at(key) != "gelu_pytorch_tanh") {
-      fail(origin, std::string(key) + " " + j.at(key).dump() +
-                       " is not supported for gemma3_text (only gelu_pytorch_tanh)");
+      fail(origin, std::string(key) + " " + j.at(key).dump() + " is not supported for " +
+                       c->model_type + " (only gelu_pytorch_tanh)");
     }
   }
-  refuse_set(j, "attn_logit_softcapping", origin, " (Gemma 2's soft-capping is not implemented)");
-  refuse_set(j, "final_logit_softcapping", origin, " (Gemma 2's soft-capping is not implemented)");
+  if (gemma2) {  // absent: Gemma2Config's defaults, 50 and 30; null: not capped
+    c->attn_logit_softcapping = number_or(j, "attn_logit_softcapping",
+                                          j.contains("attn_logit_softcapping") ? 0 : 50, origin);
+    c->final_logit_softcapping = number_or(j, "final_logit_softcapping",
+                                           j.contains("final_logit_softcapping") ? 0 : 30, origin);
+  } else {
+    refuse_set(j, "attn_logit_softcapping", origin, " for gemma3_text (Gemma 2 soft-caps)");
+    refuse_set(j, "final_logit_softcapping", origin, " for gemma3_text (Gemma 2 soft-caps)");
+  }
   if (has(j, "use_bidirectional_attention") && j.at("use_bidirectional_attention") == true) {
     fail(origin, "use_bidirectional_attention true is not supported (an embedding model)");
   }
@@ -69,7 +77,9 @@ void read_gemma3_fields(const nlohmann::json& j, const std::string& origin, Mode
     }
     c->sliding_window = static_cast<int32_t>(v.get<int64_t>());
   }
-  c->rope_local_base_freq = number_or(j, "rope_local_base_freq", 10000.0f, origin);
+  // Gemma 2's sliding layers rotate as its global ones.
+  c->rope_local_base_freq =
+      gemma2 ? c->rope_theta : number_or(j, "rope_local_base_freq", 10000.0f, origin);
   c->query_pre_attn_scalar = number_or(j, "query_pre_attn_scalar", float(c->head_dim), origin);
   c->layer_types.assign(layers, LayerType::sliding_attention);
   if (has(j, "layer_types")) {
@@ -89,7 +99,7 @@ void read_gemma3_fields(const nlohmann::json& j, const std::string& origin, Mode
     }
     return;
   }
-  int64_t pattern = 6;
+  int64_t pattern = gemma2 ? 2 : 6;
   for (const char* key : {"sliding_window_pattern", "_sliding_window_pattern"}) {
     if (!has(j, key)) continue;
     const nlohmann::json& v = j.at(key);
@@ -106,9 +116,14 @@ void read_gemma3_fields(const nlohmann::json& j, const std::string& origin, Mode
 
 void validate_layer_types(const ModelConfig& c, const std::string& origin) {
   if (c.layer_types.empty()) return;
-  if (c.model_type != "gemma3_text") {
-    fail(origin, "per-layer attention kinds (layer_types) are only read for gemma3_text, not " +
-                     c.model_type);
+  if (!c.gemma_layout()) {
+    fail(origin,
+         "per-layer attention kinds (layer_types) are only read for gemma3_text and "
+         "gemma2, not " +
+             c.model_type);
+  }
+  if (!(c.attn_logit_softcapping >= 0) || !(c.final_logit_softcapping >= 0)) {
+    fail(origin, "soft-capping values must not be negative");
   }
   if (c.layer_types.size() != static_cast<size_t>(c.num_hidden_layers)) {
     fail(origin, "layer_types has " + std::to_string(c.layer_types.size()) + " entries for " +
@@ -121,7 +136,7 @@ void validate_layer_types(const ModelConfig& c, const std::string& origin) {
 }
 
 void write_gemma3_fields(const ModelConfig& c, nlohmann::json* j) {
-  if (c.model_type != "gemma3_text") return;
+  if (!c.gemma_layout()) return;
   nlohmann::json list = nlohmann::json::array();
   for (LayerType t : c.layer_types) {
     list.push_back(t == LayerType::full_attention ? "full_attention" : "sliding_attention");
@@ -133,8 +148,10 @@ void write_gemma3_fields(const ModelConfig& c, nlohmann::json* j) {
       c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : float(c.head_dim);
   (*j)["hidden_activation"] = "gelu_pytorch_tanh";
   j->erase("hidden_act");
-  (*j)["attn_logit_softcapping"] = nullptr;
-  (*j)["final_logit_softcapping"] = nullptr;
+  auto cap = [](float v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  (*j)["attn_logit_softcapping"] = cap(c.attn_logit_softcapping);
+  (*j)["final_logit_softcapping"] = cap(c.final_logit_softcapping);
+  if (c.model_type == "gemma2") j->erase("rope_local_base_freq");
 }
 
 RopeFrequencies sliding_rope_frequencies(const ModelConfig& c) {

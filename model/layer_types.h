@@ -20,13 +20,14 @@ struct ModelConfig;
 // what it leaves out. Throws std::runtime_error naming the file and field.
 std::string gemma3_text_config(const nlohmann::json& config, const std::string& origin);
 
-// Fills c's Gemma 3 fields from a gemma3_text config.json (after num_hidden_layers, head_dim and
-// the RoPE fields); throws std::runtime_error naming the file and field, also for what Gemma 3
-// configs may hold that the engine does not do (soft-capping, bidirectional attention, another
-// activation).
-void read_gemma3_fields(const nlohmann::json& config, const std::string& origin, ModelConfig* c);
-// One known kind per layer, a positive window when any layer slides, and only gemma3_text
-// carries them.
+// Fills c's Gemma fields from a gemma3_text or gemma2 config.json (after num_hidden_layers,
+// head_dim and the RoPE fields): Gemma 2 alternates sliding and global layers (pattern 2), has
+// one RoPE base and soft-caps scores and logits; Gemma 3 refuses soft-capping. Throws
+// std::runtime_error naming the file and field, also for what the engine does not do
+// (bidirectional attention, another activation).
+void read_gemma_fields(const nlohmann::json& config, const std::string& origin, ModelConfig* c);
+// One known kind per layer, a positive window when any layer slides, and only the Gemma
+// families carry them.
 void validate_layer_types(const ModelConfig& c, const std::string& origin);
 // Adds layer_types, sliding_window, rope_local_base_freq, query_pre_attn_scalar and the
 // activation for a gemma3_text config (from_dir reads them back).

@@ -113,13 +113,14 @@ const char* architecture_of(const std::string& type) {
   if (type == "smollm3") return "SmolLM3ForCausalLM";
   if (type == "phi3") return "Phi3ForCausalLM";
   if (type == "gemma3_text") return "Gemma3ForCausalLM";
+  if (type == "gemma2") return "Gemma2ForCausalLM";
   return "LlamaForCausalLM";
 }
 
 bool known_model_type(const std::string& type) {
   return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
          type == "qwen3_moe" || type == "minimind" || type == "smollm3" || type == "phi3" ||
-         type == "gemma3_text";
+         type == "gemma3_text" || type == "gemma2";
 }
 
 // The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
@@ -146,7 +147,7 @@ void ModelConfig::validate(const std::string& origin) const {
     fail(origin,
          "model_type \"" + model_type +
              "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3, phi3, gemma3_text)");
+             "smollm3, phi3, gemma3_text, gemma2)");
   }
   const std::pair<const char*, int32_t> positive[] = {
       {"hidden_size", hidden_size},
@@ -195,8 +196,8 @@ void ModelConfig::validate(const std::string& origin) const {
   validate_moe(*this, origin);
   validate_rope_layers(*this, origin);
   validate_layer_types(*this, origin);
-  if (model_type == "gemma3_text" && layer_types.empty()) {
-    fail(origin, "gemma3_text needs layer_types (one per layer)");
+  if (gemma_layout() && layer_types.empty()) {
+    fail(origin, model_type + " needs layer_types (one per layer)");
   }
 }
 
@@ -212,7 +213,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     fail(origin,
          "model_type \"" + type +
              "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3, phi3, gemma3_text)");
+             "smollm3, phi3, gemma3_text, gemma2)");
   }
   c.set_model_type(type);
 
@@ -254,10 +255,10 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   // False is the HF default for the Llama/Qwen families; MiniMind, SmolLM3 and Gemma tie by
   // default.
   c.tie_word_embeddings =
-      tie.value_or(type == "minimind" || type == "smollm3" || type == "gemma3_text");
+      tie.value_or(type == "minimind" || type == "smollm3" || type.starts_with("gemma"));
   c.tie_word_embeddings_stated = tie.has_value();
 
-  if (type != "gemma3_text" && has(j, "hidden_act") && j.at("hidden_act") != "silu") {
+  if (!type.starts_with("gemma") && has(j, "hidden_act") && j.at("hidden_act") != "silu") {
     fail(origin, "hidden_act " + j.at("hidden_act").dump() + " is not supported (only silu)");
   }
   // qwen2 always has q/k/v biases and reads no flag; elsewhere a bias would also sit on o_proj.
@@ -307,7 +308,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   }
 
   if (type == "smollm3") read_rope_layers(j, origin, &c);
-  if (type == "gemma3_text") read_gemma3_fields(j, origin, &c);
+  if (type == "gemma3_text" || type == "gemma2") read_gemma_fields(j, origin, &c);
   if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
   read_moe_fields(j, origin, &c);
 

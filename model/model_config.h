@@ -13,7 +13,8 @@ enum class LayerType : uint8_t { full_attention, sliding_attention };
 
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
-  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3 | phi3 | gemma3_text
+  // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3 | phi3 | gemma3_text |
+  // gemma2
   std::string model_type = "qwen3";
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
@@ -40,6 +41,8 @@ struct ModelConfig {
   int32_t sliding_window = 0;
   float rope_local_base_freq = 10000.0f;
   float query_pre_attn_scalar = 0.0f;
+  // gemma2: scores and final logits pass through cap * tanh(x / cap) (0: not capped).
+  float attn_logit_softcapping = 0.0f, final_logit_softcapping = 0.0f;
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
@@ -80,9 +83,9 @@ struct ModelConfig {
   }
   // The attention window of a layer: 0 for full attention.
   int32_t layer_window(int32_t layer) const { return layer_is_sliding(layer) ? sliding_window : 0; }
-  // Gemma 3's layer: RMSNorm weights applied as (1 + w), a norm after attention and after the
+  // Gemma 2 and 3's layer: RMSNorm weights applied as (1 + w), a norm after attention and after the
   // MLP as well as before each, a GELU-tanh gated MLP, embeddings scaled by sqrt(hidden_size).
-  bool gemma_layout() const { return model_type == "gemma3_text"; }
+  bool gemma_layout() const { return model_type == "gemma3_text" || model_type == "gemma2"; }
   // Scores are q.k times this: 1 / sqrt(query_pre_attn_scalar), else 1 / sqrt(head_dim).
   float attention_scale() const;
 

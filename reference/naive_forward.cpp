@@ -71,6 +71,9 @@ at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at:
   k = k.transpose(0, 1);
   v = v.transpose(0, 1);
   at::Tensor scores = at::matmul(q, k.transpose(1, 2)) * c.attention_scale();
+  if (c.attn_logit_softcapping > 0) {  // Gemma 2: cap * tanh(s / cap), before the mask
+    scores = at::tanh(scores / c.attn_logit_softcapping) * c.attn_logit_softcapping;
+  }
   at::Tensor masked = at::ones({T, T}, at::kBool).triu(1);                      // the future
   if (window > 0) masked = masked | at::ones({T, T}, at::kBool).tril(-window);  // q - k >= W
   scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
@@ -126,8 +129,11 @@ std::vector<float> naive_logits(const ModelWeights& ps_weights,
                  ? naive_moe_mlp(l.moe, c, n)
                  : dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj));
   }
-  const at::Tensor logits =
-      dense(rms_norm(x, weights.norm, eps, gemma), weights.lm_head).contiguous();
+  at::Tensor logits = dense(rms_norm(x, weights.norm, eps, gemma), weights.lm_head);
+  if (c.final_logit_softcapping > 0) {  // Gemma 2
+    logits = at::tanh(logits / c.final_logit_softcapping) * c.final_logit_softcapping;
+  }
+  logits = logits.contiguous();
   const float* p = logits.data_ptr<float>();
   return std::vector<float>(p, p + logits.numel());
 }

@@ -42,6 +42,13 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
     c.rope_theta = 1e6f;
     c.query_pre_attn_scalar = 24.0f;
   }
+  if (model_type == "gemma2") {  // sliding then global, soft-capped scores and logits
+    c.layer_types = {LayerType::sliding_attention, LayerType::full_attention};
+    c.sliding_window = 12;
+    c.query_pre_attn_scalar = 24.0f;
+    c.attn_logit_softcapping = 2.0f;
+    c.final_logit_softcapping = 4.0f;
+  }
   if (model_type == "phi3") {  // Phi-4-mini's RoPE: 3/4 of each head, LongRoPE's long factors
     c.partial_rotary_factor = 0.75f;
     c.rope_scaling.type = RopeType::longrope;

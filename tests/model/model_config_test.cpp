@@ -423,6 +423,48 @@ TEST(ModelConfig, Gemma3MultimodalReadsItsTextConfigWithDefaults) {
       << msg;
 }
 
+// google/gemma-2-2b-it's config.json.
+constexpr const char* kGemma2_2b = R"({
+  "architectures": ["Gemma2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attn_logit_softcapping": 50.0, "bos_token_id": 2, "cache_implementation": "hybrid",
+  "eos_token_id": [1, 107], "final_logit_softcapping": 30.0, "head_dim": 256,
+  "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 2304, "initializer_range": 0.02, "intermediate_size": 9216,
+  "max_position_embeddings": 8192, "model_type": "gemma2", "num_attention_heads": 8,
+  "num_hidden_layers": 26, "num_key_value_heads": 4, "pad_token_id": 0,
+  "query_pre_attn_scalar": 224, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+  "sliding_window": 4096, "torch_dtype": "float32", "transformers_version": "4.42.4",
+  "use_cache": true, "vocab_size": 256000})";
+
+TEST(ModelConfig, Gemma2ReadsSoftCapsAndAlternatingLayers) {
+  const ModelConfig c = ModelConfig::from_json(kGemma2_2b, "config.json");
+  EXPECT_EQ(c.model_type, "gemma2");
+  EXPECT_TRUE(c.gemma_layout());
+  EXPECT_FALSE(c.qk_norm) << "Gemma 2 has no q/k norms";
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_FLOAT_EQ(c.attn_logit_softcapping, 50.0f);
+  EXPECT_FLOAT_EQ(c.final_logit_softcapping, 30.0f);
+  EXPECT_FLOAT_EQ(c.attention_scale(), 1.0f / std::sqrt(224.0f));
+  for (int32_t l = 0; l < 26; ++l) EXPECT_EQ(c.layer_is_sliding(l), l % 2 == 0) << l;
+  // One RoPE base for both kinds.
+  EXPECT_EQ(sliding_rope_frequencies(c).inv_freq, rope_frequencies(c).inv_freq);
+  // Absent caps are Gemma2Config's defaults; null ones mean none.
+  auto j = nlohmann::json::parse(kGemma2_2b);
+  j.erase("attn_logit_softcapping");
+  j["final_logit_softcapping"] = nullptr;
+  const ModelConfig d = ModelConfig::from_json(j.dump(), "config.json");
+  EXPECT_FLOAT_EQ(d.attn_logit_softcapping, 50.0f);
+  EXPECT_FLOAT_EQ(d.final_logit_softcapping, 0.0f);
+  const ModelConfig back = ModelConfig::from_json(c.to_json(), "roundtrip");
+  EXPECT_EQ(back.layer_types, c.layer_types);
+  EXPECT_EQ(back.attn_logit_softcapping, 50.0f);
+  EXPECT_EQ(back.final_logit_softcapping, 30.0f);
+  EXPECT_EQ(back.query_pre_attn_scalar, 224.0f);
+  EXPECT_NE(error_of(with(kGemma2_2b, "final_logit_softcapping", "-1"))
+                .find("\"final_logit_softcapping\" must be a positive number"),
+            std::string::npos);
+}
+
 TEST(ModelConfig, Gemma3BadFieldsNameTheFileAndField) {
   auto three = nlohmann::json::parse(kGemma3_1b);
   three["num_hidden_layers"] = 3;
@@ -433,7 +475,8 @@ TEST(ModelConfig, Gemma3BadFieldsNameTheFileAndField) {
   const std::pair<std::string, std::string> bad[] = {
       {unknown.dump(), "layer_types[1] is \"chunked_attention\""},
       {short_list.dump(), "layer_types must be a list of num_hidden_layers (3) entries"},
-      {with(kGemma3_1b, "final_logit_softcapping", "30.0"), "final_logit_softcapping 30.0 is not"},
+      {with(kGemma3_1b, "final_logit_softcapping", "30.0"),
+       "final_logit_softcapping 30.0 is not supported for gemma3_text"},
       {with(kGemma3_1b, "attn_logit_softcapping", "50.0"), "attn_logit_softcapping 50.0 is not"},
       {with(kGemma3_1b, "hidden_activation", "\"gelu\""), "hidden_activation \"gelu\" is not"},
       {with(kGemma3_1b, "sliding_window", "0"), "sliding_window must be a positive integer"},

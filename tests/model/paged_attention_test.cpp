@@ -27,9 +27,11 @@ struct Case {
   std::vector<SeqSpec> seqs;
   int32_t q_pad = 0;  // extra floats per q row, as in the fused qkv buffer
   float q_scale = 1.f;
-  bool bf16_cache = false;     // K/V stored bf16 (the reference uses the same rounded values)
-  int32_t window = 0;          // a sliding-window layer's W (0: full causal attention)
-  int32_t kernel_window = -1;  // the kernel's, when a test gives it another (-1: `window`)
+  bool bf16_cache = false;      // K/V stored bf16 (the reference uses the same rounded values)
+  int32_t window = 0;           // a sliding-window layer's W (0: full causal attention)
+  int32_t kernel_window = -1;   // the kernel's, when a test gives it another (-1: `window`)
+  float softcap = 0.f;          // Gemma 2's score soft-capping (0: none)
+  float kernel_softcap = -1.f;  // the kernel's, when a test gives it another (-1: `softcap`)
 };
 
 // Runs the kernel and the reference; returns max |difference|.
@@ -128,6 +130,7 @@ double run_case(const Case& c, uint32_t seed) {
   a.block_size = BS;
   a.scale = 1.0f / std::sqrt(float(D));
   a.window = c.kernel_window >= 0 ? c.kernel_window : c.window;
+  a.softcap = c.kernel_softcap >= 0 ? c.kernel_softcap : c.softcap;
   a.out = out.data();
   a.out_row_stride = int64_t{H} * D;
   paged_attention(a);
@@ -148,6 +151,7 @@ double run_case(const Case& c, uint32_t seed) {
           double dot = 0;
           for (int32_t d = 0; d < D; ++d) dot += double(qv[d]) * keys[s][p * kv_width + g * D + d];
           w[p] = dot * a.scale;
+          if (c.softcap > 0) w[p] = c.softcap * std::tanh(w[p] / c.softcap);
           mx = std::max(mx, w[p]);
         }
         double sum = 0;
@@ -256,6 +260,22 @@ TEST(PagedAttention, SlidingWindowAttendsTheLastWPositionsOnly) {
   EXPECT_LT(run_case(unmasked, 22), 2e-5);
   unmasked.kernel_window = 0;
   EXPECT_GT(run_case(unmasked, 22), 1e-2);
+}
+
+// Gemma 2's soft-capped scores (cap * tanh(s / cap) before the softmax), with and without a
+// window, for the head dims that otherwise take the grouped path too; scores far above the cap.
+TEST(PagedAttention, SoftCappedScoresMatchTheReference) {
+  for (int32_t head_dim : {64, 20}) {
+    Case capped{8, 2, head_dim, 16, mixed_batch(), 0, 4.f};
+    capped.softcap = 5.f;
+    expect_close_on_every_isa(capped, 23);
+    capped.window = 9;
+    expect_close_on_every_isa(capped, 24);
+    // The check can fail: the reference capped, the kernel not.
+    Case uncapped = capped;
+    uncapped.kernel_softcap = 0.f;
+    EXPECT_GT(run_case(uncapped, 25), 1e-2);
+  }
 }
 
 TEST(PagedAttention, RejectsBadShapes) {

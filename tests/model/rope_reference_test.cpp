@@ -2,10 +2,11 @@
 // random-weight fp32 checkpoint per rope type (linear, dynamic, llama3, yarn, yarn with mscale,
 // partial_rotary_factor alone and with llama3, SmolLM3 with a NoPE layer, Phi-3's LongRoPE with
 // its long and its short factors from fused qkv/gate_up checkpoints, Gemma 3's sliding and
-// global layers with their two RoPE bases) and the logits of a torch
-// forward written from HF's formulas over 200 tokens, with an original context of 64 positions. The
-// naive oracle and the packed ModelRunner (chunked prefill, two sequences per step, then decode)
-// must match those logits within 1e-4 at every position, far past the original context included.
+// global layers with their two RoPE bases, Gemma 2's soft-capped scores and logits) and the logits
+// of a torch forward written from HF's formulas over 200 tokens, with an original context of 64
+// positions. The naive oracle and the packed ModelRunner (chunked prefill, two sequences per step,
+// then decode) must match those logits within 1e-4 at every position, far past the original context
+// included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -132,12 +133,14 @@ TEST_P(RopeReference, NaiveOracleMatchesPyTorchPastTheOriginalContext) {
   RecordProperty("max_abs_diff", std::to_string(worst));
 
   // The check can fail: the same weights with plain RoPE (on every layer: smollm3_nope's NoPE
-  // layer rotated too) are far from the reference, past the original 64 positions (and, for all
-  // but llama3/partial, inside them too).
+  // layer rotated too) and no soft-capping (gemma2) are far from the reference, past the original
+  // 64 positions (and, for all but llama3/partial, inside them too).
   ModelWeights plain = *model_.weights;
   plain.config.rope_scaling = RopeScaling{};
   plain.config.partial_rotary_factor = 1.0f;
   plain.config.rope_layers.clear();
+  plain.config.attn_logit_softcapping = 0;  // gemma2's feature is the soft-capping
+  plain.config.final_logit_softcapping = 0;
   const std::vector<float> unscaled = naive_logits(plain, ref_.tokens);
   const int64_t past = 150;
   EXPECT_GT(max_diff(unscaled.data() + past * ref_.vocab, ref_.row(past),
@@ -231,7 +234,7 @@ TEST_P(RopeReference, RunnerMatchesPyTorchInChunksBatchesAndDecode) {
 INSTANTIATE_TEST_SUITE_P(Types, RopeReference,
                          ::testing::Values("linear", "dynamic", "llama3", "yarn", "yarn_mscale",
                                            "partial", "llama3_partial", "smollm3_nope",
-                                           "phi3_longrope", "phi3_short", "gemma3"),
+                                           "phi3_longrope", "phi3_short", "gemma3", "gemma2"),
                          [](const auto& info) { return std::string(info.param); });
 
 // The fixed dynamic base (rope_scaling.h): a sequence's logits do not depend on its length, so

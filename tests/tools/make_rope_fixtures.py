@@ -1,5 +1,5 @@
 """PyTorch reference for RoPE scaling (issue #17), SmolLM3's NoPE layers, Phi-3's LongRoPE
-with fused qkv_proj / gate_up_proj and Gemma 3's layer (issue #34):
+with fused qkv_proj / gate_up_proj and Gemma 3's and Gemma 2's layers (issue #34):
 random-weight fp32 checkpoints, one per rope type,
 and the logits a plain-torch forward gives for a fixed 200-token sequence, for
 tests/model/rope_reference_test.cpp to compare pagedserve's naive oracle and ModelRunner with.
@@ -92,6 +92,13 @@ CASES["gemma3"] = dict(model_type="gemma3_text", max_position_embeddings=256, nu
                        rope_local_base_freq=10000.0,
                        rope_scaling={"rope_type": "linear", "factor": 8.0},
                        layer_types=["sliding_attention", "full_attention", "sliding_attention"])
+# Gemma 2: the same layer without q/k norms, one RoPE base, alternating sliding and global layers
+# (sliding_window_pattern 2 by default: layers 0 and 2 slide), scores soft-capped before the mask
+# and final logits soft-capped (small caps, so that random weights reach them).
+CASES["gemma2"] = dict(model_type="gemma2", max_position_embeddings=256, num_hidden_layers=3,
+                       hidden_act="gelu_pytorch_tanh", hidden_activation="gelu_pytorch_tanh",
+                       query_pre_attn_scalar=48, sliding_window=24, rope_scaling=None,
+                       attn_logit_softcapping=3.0, final_logit_softcapping=5.0)
 SEQ_LEN = T  # the one forward's length, which picks LongRoPE's factors as HF does
 
 
@@ -222,8 +229,12 @@ def rope_cos_sin(inv_freq, attention_scaling, t):
     return (emb.cos() * attention_scaling)[:, None, :], (emb.sin() * attention_scaling)[:, None, :]
 
 
-def gemma3_forward(w, c, tokens):
-    """Gemma3TextModel in fp32: Gemma3RMSNorm scales by (1 + w)."""
+def gemma_forward(w, c, tokens):
+    """Gemma3TextModel / Gemma2Model in fp32: their RMSNorm scales by (1 + w)."""
+    gemma3 = c["model_type"] == "gemma3_text"
+    layer_types = c.get("layer_types") or [
+        "sliding_attention" if (i + 1) % 2 else "full_attention"
+        for i in range(c["num_hidden_layers"])]  # Gemma2Config's default
     h_, kv, d, eps = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
     t = len(tokens)
 
@@ -232,22 +243,27 @@ def gemma3_forward(w, c, tokens):
 
     glob = rope_cos_sin(*rope_parameters(c), t)
     local = rope_cos_sin(*_compute_default_rope_parameters(
-        dict(c, rope_theta=c["rope_local_base_freq"])), t)
+        dict(c, rope_theta=c["rope_local_base_freq"])), t) if gemma3 else glob
     x = w["model.embed_tokens.weight"][torch.tensor(tokens)] * torch.tensor(c["hidden_size"] ** 0.5)
     causal = torch.full((t, t), float("-inf")).triu(1)
     window = causal + torch.full((t, t), float("-inf")).tril(-c["sliding_window"])
     for i in range(c["num_hidden_layers"]):
         p = f"model.layers.{i}."
-        sliding = c["layer_types"][i] == "sliding_attention"
+        sliding = layer_types[i] == "sliding_attention"
         cos, sin = local if sliding else glob
         n = norm(x, w[p + "input_layernorm.weight"])
-        q = norm((n @ w[p + "self_attn.q_proj.weight"].T).view(t, h_, d), w[p + "self_attn.q_norm.weight"])
-        k = norm((n @ w[p + "self_attn.k_proj.weight"].T).view(t, kv, d), w[p + "self_attn.k_norm.weight"])
+        q = (n @ w[p + "self_attn.q_proj.weight"].T).view(t, h_, d)
+        k = (n @ w[p + "self_attn.k_proj.weight"].T).view(t, kv, d)
+        if gemma3:
+            q, k = norm(q, w[p + "self_attn.q_norm.weight"]), norm(k, w[p + "self_attn.k_norm.weight"])
         v = (n @ w[p + "self_attn.v_proj.weight"].T).view(t, kv, d)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         k = k.repeat_interleave(h_ // kv, dim=1)
         v = v.repeat_interleave(h_ // kv, dim=1)
         att = torch.einsum("thd,shd->hts", q, k) * c["query_pre_attn_scalar"] ** -0.5
+        if c.get("attn_logit_softcapping"):
+            cap = c["attn_logit_softcapping"]
+            att = torch.tanh(att / cap) * cap
         att = att + (window if sliding else causal)
         o = torch.einsum("hts,shd->thd", att.softmax(-1), v).reshape(t, h_ * d)
         x = x + norm(o @ w[p + "self_attn.o_proj.weight"].T, w[p + "post_attention_layernorm.weight"])
@@ -255,13 +271,17 @@ def gemma3_forward(w, c, tokens):
         g = torch.nn.functional.gelu(n @ w[p + "mlp.gate_proj.weight"].T, approximate="tanh")
         mlp = (g * (n @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
         x = x + norm(mlp, w[p + "post_feedforward_layernorm.weight"])
-    return norm(x, w["model.norm.weight"]) @ w["lm_head.weight"].T
+    logits = norm(x, w["model.norm.weight"]) @ w["lm_head.weight"].T
+    if c.get("final_logit_softcapping"):
+        cap = c["final_logit_softcapping"]
+        logits = torch.tanh(logits / cap) * cap
+    return logits
 
 
 def forward(w, c, tokens):
     """Logits [T, V] in fp32, as HF runs an fp32 checkpoint."""
-    if c["model_type"] == "gemma3_text":
-        return gemma3_forward(w, c, tokens)
+    if c["model_type"] in ("gemma3_text", "gemma2"):
+        return gemma_forward(w, c, tokens)
     h_, kv, d, eps = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
     t = len(tokens)
     inv_freq, attention_scaling = rope_parameters(c)
@@ -313,7 +333,7 @@ def random_weights(c, gen):
     def randn(*shape, std=1.0):
         return torch.randn(*shape, generator=gen) * std
 
-    gemma = c["model_type"] == "gemma3_text"
+    gemma = c["model_type"] in ("gemma3_text", "gemma2")
 
     def norm(n):  # Gemma's weights are the w of (1 + w)
         return randn(n, std=0.3) if gemma else 1.0 + randn(n, std=0.3)
