@@ -33,4 +33,18 @@ std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtyp
   return out;
 }
 
+std::vector<SafetensorsEntry> safetensors_entries(const std::vector<StoredTensor>& stored) {
+  std::vector<SafetensorsEntry> entries;
+  for (const StoredTensor& t : stored) {
+    const DType d = t.tensor.dtype();
+    const SafetensorsDtype sd = d == DType::bf16  ? SafetensorsDtype::kBF16
+                                : d == DType::f16 ? SafetensorsDtype::kF16
+                                                  : SafetensorsDtype::kF32;
+    entries.push_back({t.name, sd, t.tensor.sizes(),
+                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.tensor.data_ptr()),
+                                                t.tensor.nbytes())});
+  }
+  return entries;
+}
+
 }  // namespace ps

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/safetensors_writer.h"
 #include "model/model_weights.h"
 
 namespace ps {
@@ -16,5 +17,9 @@ struct StoredTensor {
 };
 
 std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtype);
+
+// The safetensors entries that write `stored` (f32, bf16 or f16 tensors): views of their data,
+// so `stored` must outlive the write.
+std::vector<SafetensorsEntry> safetensors_entries(const std::vector<StoredTensor>& stored);
 
 }  // namespace ps

@@ -105,16 +105,8 @@ void write_weights(const fs::path& dir, const ModelConfig& c, const TinyModelOpt
   const DType st = o.dtype == WeightDtype::kBF16  ? DType::bf16
                    : o.dtype == WeightDtype::kF16 ? DType::f16
                                                   : DType::f32;
-  const SafetensorsDtype sd = o.dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
-                              : o.dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
-                                                             : SafetensorsDtype::kF32;
   const std::vector<StoredTensor> stored = stored_tensors(w, st);
-  std::vector<SafetensorsEntry> entries;
-  for (const StoredTensor& t : stored) {
-    entries.push_back({t.name, sd, t.tensor.sizes(),
-                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.tensor.data_ptr()),
-                                                t.tensor.nbytes())});
-  }
+  const std::vector<SafetensorsEntry> entries = safetensors_entries(stored);
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};
 
   // Remove the other layout's files: the loader prefers model.safetensors when both exist.

@@ -41,16 +41,8 @@ void write_weights_safetensors(const std::string& path, const ModelWeights& weig
   const DType st = dtype == WeightDtype::kBF16  ? DType::bf16
                    : dtype == WeightDtype::kF16 ? DType::f16
                                                 : DType::f32;
-  const SafetensorsDtype sd = dtype == WeightDtype::kBF16  ? SafetensorsDtype::kBF16
-                              : dtype == WeightDtype::kF16 ? SafetensorsDtype::kF16
-                                                           : SafetensorsDtype::kF32;
   const std::vector<StoredTensor> stored = stored_tensors(weights, st);
-  std::vector<SafetensorsEntry> entries;
-  for (const StoredTensor& t : stored) {
-    entries.push_back({t.name, sd, t.tensor.sizes(),
-                       std::span<const uint8_t>(static_cast<const uint8_t*>(t.tensor.data_ptr()),
-                                                t.tensor.nbytes())});
-  }
+  const std::vector<SafetensorsEntry> entries = safetensors_entries(stored);
   write_safetensors_file(path, entries, {{"format", "pt"}});
 }
 
