@@ -198,7 +198,15 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
     float* orow = a.out + (q0 + r) * a.out_row_stride + int64_t{w.kv_begin} * G * D;
     for (int32_t h = 0; h < heads; ++h) {
       const int32_t j = (r - w.row_begin) * heads + h;
-      const float inv = 1.0f / sc.l[j];  // l >= 1: the max term contributes e^0
+      // l >= 1: the max term contributes e^0. A sink moves the max to max(m, sink) first, so
+      // neither its term nor the rescaled sums can overflow.
+      float inv = 1.0f / sc.l[j];
+      if (a.sinks != nullptr) {
+        const float sink = a.sinks[w.kv_begin * G + h];
+        const float m = std::max(sc.m[j], sink);
+        const float rescale = std::exp(sc.m[j] - m);
+        inv = rescale / (sc.l[j] * rescale + std::exp(sink - m));
+      }
       const float* acc = sc.acc.data() + int64_t{j} * D;
       for (int32_t d = 0; d < D; ++d) orow[h * D + d] = acc[d] * inv;
     }

@@ -41,6 +41,10 @@ struct PagedAttentionArgs {
   // Gemma 2's attention soft-capping (0: none): a score s becomes cap * tanh(s / cap) before the
   // softmax, as HF computes it. Runs on the per-head path.
   float softcap = 0.0f;
+  // gpt-oss's attention sinks (null: none): [num_heads] learned logits, one per query head, that
+  // join each row's softmax denominator (as HF concatenates them to the scores) but attend to no
+  // value, so a head can put weight on "nothing". Applied when a row's sums are final.
+  const float* sinks = nullptr;
   // [T, num_heads, head_dim], out_row_stride floats apart.
   float* out = nullptr;
   int64_t out_row_stride = 0;

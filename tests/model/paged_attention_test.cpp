@@ -32,6 +32,8 @@ struct Case {
   int32_t kernel_window = -1;   // the kernel's, when a test gives it another (-1: `window`)
   float softcap = 0.f;          // Gemma 2's score soft-capping (0: none)
   float kernel_softcap = -1.f;  // the kernel's, when a test gives it another (-1: `softcap`)
+  float sink_scale = 0.f;       // gpt-oss's per-head sinks ~ N(0, sink_scale^2) (0: no sinks)
+  bool kernel_sinks = true;     // false: the kernel is not given the sinks the reference uses
 };
 
 // Runs the kernel and the reference; returns max |difference|.
@@ -131,6 +133,11 @@ double run_case(const Case& c, uint32_t seed) {
   a.scale = 1.0f / std::sqrt(float(D));
   a.window = c.kernel_window >= 0 ? c.kernel_window : c.window;
   a.softcap = c.kernel_softcap >= 0 ? c.kernel_softcap : c.softcap;
+  std::vector<float> sinks;
+  if (c.sink_scale > 0) {
+    for (int32_t h = 0; h < H; ++h) sinks.push_back(c.sink_scale * normal(rng));
+    if (c.kernel_sinks) a.sinks = sinks.data();
+  }
   a.out = out.data();
   a.out_row_stride = int64_t{H} * D;
   paged_attention(a);
@@ -154,7 +161,9 @@ double run_case(const Case& c, uint32_t seed) {
           if (c.softcap > 0) w[p] = c.softcap * std::tanh(w[p] / c.softcap);
           mx = std::max(mx, w[p]);
         }
-        double sum = 0;
+        // A sink joins the softmax's max and denominator, and weighs no value.
+        if (!sinks.empty()) mx = std::max(mx, double(sinks[h]));
+        double sum = sinks.empty() ? 0 : std::exp(sinks[h] - mx);
         for (double& x : w) sum += (x = std::exp(x - mx));
         for (int32_t d = 0; d < D; ++d) {
           double o = 0;
@@ -276,6 +285,31 @@ TEST(PagedAttention, SoftCappedScoresMatchTheReference) {
     uncapped.kernel_softcap = 0.f;
     EXPECT_GT(run_case(uncapped, 25), 1e-2);
   }
+}
+
+// gpt-oss's attention sinks: one logit per query head in each row's softmax denominator, on the
+// grouped path (every group width), the per-head path, a bf16 cache and a sliding window; sinks
+// far above the scores (a head attending to almost nothing) and far below them (no effect).
+TEST(PagedAttention, SinksJoinEachHeadsSoftmaxDenominator) {
+  for (float sink_scale : {2.f, 40.f}) {
+    SCOPED_TRACE("sink scale " + std::to_string(sink_scale));
+    for (int32_t kv_heads : {2, 4, 8}) {
+      Case grouped{8, kv_heads, 64, 16, mixed_batch()};
+      grouped.sink_scale = sink_scale;
+      expect_close_on_every_isa(grouped, 26);
+    }
+    Case per_head{6, 3, 20, 5, mixed_batch()};
+    per_head.sink_scale = sink_scale;
+    expect_close_on_every_isa(per_head, 27);
+    Case windowed{4, 1, 128, 7, mixed_batch(), 0, 1.f, true, 9};
+    windowed.sink_scale = sink_scale;
+    expect_close_on_every_isa(windowed, 28);
+  }
+  // The check can fail: the reference with sinks, the kernel without.
+  Case sinkless{8, 2, 64, 16, mixed_batch()};
+  sinkless.sink_scale = 2.f;
+  sinkless.kernel_sinks = false;
+  EXPECT_GT(run_case(sinkless, 29), 1e-2);
 }
 
 TEST(PagedAttention, RejectsBadShapes) {
