@@ -86,6 +86,12 @@ struct Wide<PanelFormat::i8> {
   }
 };
 
+// MXFP4 panels are decoded in the tile itself (see there).
+template <>
+struct Wide<PanelFormat::mxfp4> {
+  using T = uint8_t;
+};
+
 // One step of k for R rows and NV weight vectors: R broadcasts, R NV FMAs.
 template <int R, int NV>
 __attribute__((always_inline)) inline void step(__m256 (&a)[R][NV], const __m256 (&wv)[NV],
@@ -120,7 +126,42 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   // (packed_kernels.h): one multiply per weight vector fewer, a third of the vector ALU work
   // per weight (batch-1 int8 decode 6-9% faster, bench/README.md).
   const bool per_channel = F == PanelFormat::i8 && j.group >= k;
-  if (F == PanelFormat::i8 && !per_channel) {
+  if constexpr (F == PanelFormat::mxfp4) {
+    // Vector v holds columns c0 + 8v..+8: the low nibbles of bytes 0-7 or 8-15 (columns 0-15),
+    // or the high nibbles (16-31). vpermps takes 3 index bits, so the table holds magnitudes and
+    // the code's bit 3, shifted to bit 31, is the sign. Scales as in the AVX-512 kernel; the
+    // widened weights are exact.
+    const __m256 lut = _mm256_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f);
+    const __m256i sign = _mm256_set1_epi32(int32_t(0x80000000u));
+    const uint8_t* e = j.exponents + c0;
+    w = static_cast<const T*>(j.panel);
+    for (int64_t g0 = 0; g0 < k; g0 += 32, e += kCols) {
+      __m256 sv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        sv[v] = _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e + 8 * v))),
+            23));
+      }
+      for (int64_t p = g0; p < g0 + 32; ++p, w += kCols / 2) {
+        if (Ahead && (p & 3) == 0) {  // one prefetch per 64-byte line (4 k-steps)
+          _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+        }
+        __m256 wv[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+          const int vv = c0 / 8 + v;  // which 8 of the panel's 32 columns
+          __m256i c = _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 8 * (vv & 1))));
+          if (vv >= 2) c = _mm256_srli_epi32(c, 4);
+          const __m256 mag = _mm256_permutevar8x32_ps(lut, c);
+          const __m256 sgn = _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(c, 28), sign));
+          wv[v] = _mm256_mul_ps(_mm256_xor_ps(mag, sgn), sv[v]);
+        }
+        step<R, NV>(a, wv, x, ldx, p);
+      }
+    }
+  } else if (F == PanelFormat::i8 && !per_channel) {
     const float* s = j.scales + c0;
     const int64_t group = j.group;
     for (int64_t g0 = 0; g0 < k; g0 += group, s += kCols) {
@@ -142,10 +183,12 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
         _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
       }
       if constexpr (F != PanelFormat::i8) prefetch_next(next);
-      __m256 wv[NV];
+      if constexpr (F != PanelFormat::mxfp4) {
+        __m256 wv[NV];
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) wv[v] = Wide<F>::load(w + 8 * v);
-      step<R, NV>(a, wv, x, ldx, p);
+        for (int v = 0; v < NV; ++v) wv[v] = Wide<F>::load(w + 8 * v);
+        step<R, NV>(a, wv, x, ldx, p);
+      }
     }
   }
 #pragma GCC unroll 8
@@ -210,6 +253,8 @@ void panel_avx2(const PanelJob& j) {
       return panel<PanelFormat::f16>(j);
     case PanelFormat::i8:
       return panel<PanelFormat::i8>(j);
+    case PanelFormat::mxfp4:
+      return panel<PanelFormat::mxfp4>(j);
     case PanelFormat::f32:
       break;
   }

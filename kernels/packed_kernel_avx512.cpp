@@ -79,6 +79,12 @@ struct Wide<PanelFormat::i8> {
   }
 };
 
+// MXFP4 panels are decoded in the tile itself (a LUT permute per 16 weights, see there).
+template <>
+struct Wide<PanelFormat::mxfp4> {
+  using T = uint8_t;
+};
+
 // One step of k for R rows: R broadcasts, 2R FMAs.
 template <int R>
 __attribute__((always_inline)) inline void step(__m512 (&a0)[R], __m512 (&a1)[R], const float* x,
@@ -105,7 +111,30 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   const int64_t k = j.k;  // a local: a store through y could alias j (GCC reloads it)
   // int8 per channel scales the finished chain once (see packed_kernel_avx2.cpp).
   const bool per_channel = F == PanelFormat::i8 && j.group >= k;
-  if (F == PanelFormat::i8 && !per_channel) {
+  if constexpr (F == PanelFormat::mxfp4) {
+    // A k-step's 16 bytes widen to 16 int32 lanes; vpermps reads only an index's low 4 bits, so
+    // the low nibbles (columns 0-15) index the E2M1 table as they are, the high ones (16-31)
+    // after a shift. Each group's two scale vectors are its exponent bytes moved into the fp32
+    // exponent field. A table value times a power of two is exact: the fp32 kernel's weights.
+    const __m512 lut = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f,
+                                      -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+    const uint8_t* e = j.exponents;
+    for (int64_t g0 = 0; g0 < k; g0 += 32, e += kCols) {
+      const __m512 s0 = _mm512_castsi512_ps(_mm512_slli_epi32(
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(e))), 23));
+      const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(e + 16))), 23));
+      for (int64_t p = g0; p < g0 + 32; ++p, w += kCols / 2) {
+        if ((p & 3) == 0) {  // one prefetch per 64-byte line (4 k-steps)
+          _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
+        }
+        const __m512i codes =
+            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+        step<R>(a0, a1, x, ldx, p, _mm512_mul_ps(_mm512_permutexvar_ps(codes, lut), s0),
+                _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(codes, 4), lut), s1));
+      }
+    }
+  } else if (F == PanelFormat::i8 && !per_channel) {
     const float* s = j.scales;
     const int64_t group = j.group;
     for (int64_t g0 = 0; g0 < k; g0 += group, s += kCols) {
@@ -122,7 +151,9 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
     for (int64_t p = 0; p < k; ++p, w += kCols) {
       _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
       if constexpr (F != PanelFormat::i8) prefetch_next(next);
-      step<R>(a0, a1, x, ldx, p, Wide<F>::load(w), Wide<F>::load(w + 16));
+      if constexpr (F != PanelFormat::mxfp4) {
+        step<R>(a0, a1, x, ldx, p, Wide<F>::load(w), Wide<F>::load(w + 16));
+      }
     }
   }
   const int lo = j.cols < 16 ? j.cols : 16;
@@ -169,6 +200,8 @@ void panel_avx512(const PanelJob& j) {
       return panel<PanelFormat::f16>(j);
     case PanelFormat::i8:
       return panel<PanelFormat::i8>(j);
+    case PanelFormat::mxfp4:
+      return panel<PanelFormat::mxfp4>(j);
     case PanelFormat::f32:
       break;
   }

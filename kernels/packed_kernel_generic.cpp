@@ -2,6 +2,7 @@
 // baseline x86-64 (SSE2, 16 registers) and on ARM (NEON, 32). A 4x8 tile: 8 accumulators +
 // 2 weight vectors + 1 broadcast. (Wider generic vectors are split by GCC into memory
 // round-trips when the target lacks the width: that is what made the old AVX2 path slow.)
+#include "kernels/mxfp4.h"
 #include "kernels/packed_kernels.h"
 
 #include <cmath>
@@ -50,6 +51,18 @@ inline void tile(const PanelJob& j, int64_t row, int c0) {
     if constexpr (F == PanelFormat::f32) {
       const float* w = static_cast<const float*>(j.panel) + p * kCols + c0;
       w0 = load4(w), w1 = load4(w + 4);
+    } else if constexpr (F == PanelFormat::mxfp4) {
+      // 16 bytes a k-step: column c in byte c % 16, low nibble below 16, high from 16 on.
+      const uint8_t* w = static_cast<const uint8_t*>(j.panel) + p * (kCols / 2);
+      const uint8_t* e = j.exponents + (p / kMxfp4Block) * kCols + c0;
+      float v[8];
+      for (int t = 0; t < 8; ++t) {
+        const int c = c0 + t;
+        const int code = (w[c % 16] >> (c < 16 ? 0 : 4)) & 0x0F;
+        v[t] = kMxfp4Values[code] * mxfp4_scale(e[t]);
+      }
+      std::memcpy(&w0, v, sizeof(w0));
+      std::memcpy(&w1, v + 4, sizeof(w1));
     } else if constexpr (F == PanelFormat::i8) {
       const int8_t* w = static_cast<const int8_t*>(j.panel) + p * kCols + c0;
       const float* s = channel_scale ? nullptr : j.scales + (p / group) * kCols + c0;
@@ -116,6 +129,8 @@ void panel_generic(const PanelJob& j) {
       return panel<PanelFormat::f16>(j);
     case PanelFormat::i8:
       return panel<PanelFormat::i8>(j);
+    case PanelFormat::mxfp4:
+      return panel<PanelFormat::mxfp4>(j);
     case PanelFormat::f32:
       break;
   }

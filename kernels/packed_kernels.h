@@ -7,8 +7,8 @@
 // whatever the tile height: a row's result does not depend on how many rows share the call
 // (the engine's batch invariance rests on it).
 //
-// A panel holds fp32, bf16, f16 or int8 weights (PanelFormat). The narrow ones are widened to
-// fp32 in registers as they are loaded, so a kernel's result equals the fp32 kernel's on the
+// A panel holds fp32, bf16, f16, int8 or MXFP4 weights (PanelFormat). The narrow ones are widened
+// to fp32 in registers as they are loaded, so a kernel's result equals the fp32 kernel's on the
 // widened weights bit for bit; only the bytes read differ. int8 per group of k-steps is also
 // multiplied by its group's scale as it is loaded. int8 per output channel (one group spanning
 // k) is not: the chain runs over the integers and its end is scaled once, as
@@ -20,7 +20,7 @@
 
 namespace ps {
 
-enum class PanelFormat : uint8_t { f32, bf16, f16, i8 };
+enum class PanelFormat : uint8_t { f32, bf16, f16, i8, mxfp4 };
 
 struct PanelJob {
   const float* x = nullptr;  // first input row of the job
@@ -32,6 +32,11 @@ struct PanelJob {
   // [g * group, (g + 1) * group); group = k is one scale per output channel.
   const float* scales = nullptr;
   int64_t group = 0;
+  // mxfp4 only: the panel is 16 bytes a k-step (byte i: column i in its low nibble, column
+  // i + 16 in its high one, E2M1 codes) and exponents[g * kPanelCols + j] is the E8M0 scale of
+  // column j at k-steps [32 g, 32 g + 32) (kernels/mxfp4.h). Widened weights are exact, so the
+  // result is the fp32 kernel's on the dequantized matrix, bit for bit.
+  const uint8_t* exponents = nullptr;
   int64_t k = 0;
   float* y = nullptr;  // output at (first row, the panel's first column)
   int64_t ldy = 0;

@@ -75,6 +75,7 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.panel = w.panel_data(u % panels);
       j.format = w.format();
       j.scales = w.panel_scales(u % panels);
+      j.exponents = w.panel_exponents(u % panels);
       j.group = w.group();
       j.k = w.k();
       j.y = a.y + r0 * a.ldy + col;
@@ -86,7 +87,7 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.single_pass_prefetch = ahead;
       if (u + 1 < u1 && (u + 1) % panels != u % panels) {
         j.next_panel = w.panel_data((u + 1) % panels);
-        j.next_bytes = kPanelCols * w.k() * w.elem_bytes();
+        j.next_bytes = w.panel_bytes();
       }
       fn(j);
     }

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "kernels/kernel_isa.h"
+#include "kernels/mxfp4.h"
 #include "kernels/packed_kernels.h"  // PanelFormat
 
 namespace ps {
@@ -34,6 +35,10 @@ class PackedWeight {
   // one output column (group 0 = the whole row: one scale per output channel).
   PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k, PanelFormat format,
                int64_t group = 0);
+  // MXFP4 panels (PanelFormat::mxfp4) from a checkpoint's blocks and scales, kept 4-bit: 16 bytes
+  // a k-step of a panel plus one exponent byte per 32 weights (4.25 bits a weight). Throws
+  // std::invalid_argument unless k is a positive multiple of 32.
+  explicit PackedWeight(const Mxfp4Matrix& m);
 
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
@@ -43,23 +48,31 @@ class PackedWeight {
   const float* panel(int64_t i) const {
     return reinterpret_cast<const float*>(data_.get()) + i * kPanelCols * k_;
   }
-  const void* panel_data(int64_t i) const { return data_.get() + i * kPanelCols * k_ * elem_; }
+  const void* panel_data(int64_t i) const { return data_.get() + i * panel_bytes(); }
+  // Weight bytes of one panel (its scales or exponents apart).
+  int64_t panel_bytes() const {
+    return format_ == PanelFormat::mxfp4 ? k_ * (kPanelCols / 2) : kPanelCols * k_ * elem_;
+  }
   // i8: the panel's [groups, kPanelCols] scales; nullptr otherwise.
   const float* panel_scales(int64_t i) const {
     return scales_ ? scales_.get() + i * groups() * kPanelCols : nullptr;
   }
+  // mxfp4: the panel's [groups, kPanelCols] E8M0 exponents; nullptr otherwise.
+  const uint8_t* panel_exponents(int64_t i) const {
+    return exponents_ ? exponents_.get() + i * groups() * kPanelCols : nullptr;
+  }
   // Weight row r (output column r) widened to fp32 into out[0, k), read across its panel
   // (stride kPanelCols). Exact for f32/bf16/f16 panels, so a tied embedding can be looked up
-  // here instead of holding a second copy of the table; false (nothing written) for i8, whose
-  // values are quantized.
+  // here instead of holding a second copy of the table (and for mxfp4, whose values are exact
+  // too); false (nothing written) for i8, whose values are quantized.
   bool row(int64_t r, float* out) const;
-  int64_t elem_bytes() const { return elem_; }  // bytes per stored weight
   int64_t group() const { return group_; }
   int64_t groups() const { return (k_ + group_ - 1) / group_; }
   bool empty() const { return n_ == 0; }
-  // Weight bytes held in memory (panels, and the scales of i8).
+  // Weight bytes held in memory (panels, and the scales of i8 or exponents of mxfp4).
   int64_t bytes() const {
-    return panels() * kPanelCols * (k_ * elem_ + (scales_ ? groups() * int64_t(sizeof(float)) : 0));
+    const int64_t per_group = scales_ ? int64_t(sizeof(float)) : exponents_ ? 1 : 0;
+    return panels() * (panel_bytes() + kPanelCols * groups() * per_group);
   }
 
  private:
@@ -68,12 +81,13 @@ class PackedWeight {
   };
   std::unique_ptr<uint8_t[], Free> data_;  // 64-byte aligned
   std::unique_ptr<float[]> scales_;
+  std::unique_ptr<uint8_t[]> exponents_;
   PanelFormat format_ = PanelFormat::f32;
   int64_t elem_ = 4;  // bytes per stored weight
   int64_t n_ = 0, k_ = 0, group_ = 0;
 };
 
-const char* panel_format_name(PanelFormat f);  // "f32" | "bf16" | "f16" | "i8"
+const char* panel_format_name(PanelFormat f);  // "f32" | "bf16" | "f16" | "i8" | "mxfp4"
 
 // x [m, k] and y [m, n] row-major with row strides ldx / ldy (0 = dense: k and n).
 struct PackedLinearArgs {

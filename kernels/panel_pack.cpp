@@ -24,6 +24,7 @@ int64_t element_bytes(PanelFormat f) {
     case PanelFormat::f16:
       return 2;
     case PanelFormat::i8:
+    case PanelFormat::mxfp4:  // not per weight: PackedWeight::panel_bytes says
       break;
   }
   return 1;
@@ -44,9 +45,10 @@ float source_value(const void* w, PanelFormat src, int64_t i) {
       return src == PanelFormat::bf16 ? bf16_to_float(h) : f16_to_float(h);
     }
     case PanelFormat::i8:
+    case PanelFormat::mxfp4:
       break;
   }
-  throw std::invalid_argument("PackedWeight: an int8 source is not supported");
+  throw std::invalid_argument("PackedWeight: an int8 or MXFP4 source is not supported here");
 }
 
 }  // namespace
@@ -55,7 +57,14 @@ bool PackedWeight::row(int64_t r, float* out) const {
   if (r < 0 || r >= n_ || format_ == PanelFormat::i8) return false;
   const int64_t j = r % kPanelCols;
   const uint8_t* panel = static_cast<const uint8_t*>(panel_data(r / kPanelCols));
-  if (format_ == PanelFormat::f32) {
+  if (format_ == PanelFormat::mxfp4) {
+    const uint8_t* e = panel_exponents(r / kPanelCols) + j;
+    const int64_t byte = j % 16, shift = j < 16 ? 0 : 4;
+    for (int64_t p = 0; p < k_; ++p) {
+      const uint8_t code = (panel[p * (kPanelCols / 2) + byte] >> shift) & 0x0F;
+      out[p] = kMxfp4Values[code] * mxfp4_scale(e[(p / kMxfp4Block) * kPanelCols]);
+    }
+  } else if (format_ == PanelFormat::f32) {
     const float* w = reinterpret_cast<const float*>(panel) + j;
     for (int64_t p = 0; p < k_; ++p) out[p] = w[p * kPanelCols];
   } else {
@@ -77,9 +86,11 @@ const char* panel_format_name(PanelFormat f) {
     case PanelFormat::f16:
       return "f16";
     case PanelFormat::i8:
+      return "i8";
+    case PanelFormat::mxfp4:
       break;
   }
-  return "i8";
+  return "mxfp4";
 }
 
 PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k, PanelFormat format,
@@ -88,7 +99,12 @@ PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k,
   if (w == nullptr || n <= 0 || k <= 0 || group < 0) {
     throw std::invalid_argument("PackedWeight: bad shape");
   }
-  if (src == PanelFormat::i8) throw std::invalid_argument("PackedWeight: int8 source");
+  if (src == PanelFormat::i8 || src == PanelFormat::mxfp4) {
+    throw std::invalid_argument("PackedWeight: int8 or MXFP4 source");
+  }
+  if (format == PanelFormat::mxfp4) {
+    throw std::invalid_argument("PackedWeight: MXFP4 panels are packed from MXFP4 blocks");
+  }
   group_ = format == PanelFormat::i8 && group > 0 ? std::min(group, k) : k;
   const size_t bytes = size_t(panels() * kPanelCols * k * elem_);
   void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);

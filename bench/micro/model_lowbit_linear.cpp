@@ -1,4 +1,5 @@
-// Batch-1 (and small-M) weight streaming of the packed linear at each weight format, on the
+// Batch-1 (and small-M) weight streaming of the packed linear at each weight format (mxfp4:
+// gpt-oss's expert format, quantized here from the same matrices), on the
 // projection shapes of Qwen3-0.6B (qkv 1024 -> 4096, o 2048 -> 1024, gate/up 1024 -> 6144,
 // down 3072 -> 1024), measured side by side in one process: rounds interleave the formats, so
 // a shared machine's load moves them together. Each format cycles through 8 layers' weights
@@ -7,6 +8,7 @@
 // in the same rounds (best of 3, over a buffer the size of that format's layers).
 //
 //   build/bench/bench_model_lowbit_linear [M ...]        (default: 1 16 64)
+//   PAGEDSERVE_KERNEL_ISA=avx2 build/bench/bench_model_lowbit_linear 1   (a narrower ISA's path)
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -20,6 +22,7 @@
 
 #include "kernels/kernel_isa.h"
 #include "kernels/machine_probe.h"
+#include "kernels/mxfp4.h"
 #include "kernels/packed_linear.h"
 
 namespace {
@@ -48,16 +51,24 @@ int main(int argc, char** argv) {
   const Format formats[] = {{"f32", ps::PanelFormat::f32, 0},
                             {"bf16", ps::PanelFormat::bf16, 0},
                             {"i8/channel", ps::PanelFormat::i8, 0},
-                            {"i8/g32", ps::PanelFormat::i8, 32}};
-  constexpr int kLayers = 8, kRounds = 7;
+                            {"i8/g32", ps::PanelFormat::i8, 32},
+                            {"mxfp4", ps::PanelFormat::mxfp4, 32}};
+  constexpr int kFormats = 5, kLayers = 8, kRounds = 7;
   // weights[format][layer * 4 + shape], packed from the same random bf16 matrices.
-  std::vector<std::vector<ps::PackedWeight>> weights(4);
+  std::vector<std::vector<ps::PackedWeight>> weights(kFormats);
   for (int l = 0; l < kLayers; ++l) {
     for (const auto& s : shapes) {
       const at::Tensor w = at::randn({s[0], s[1]}).mul_(0.02).to(at::kBFloat16).contiguous();
-      for (int f = 0; f < 4; ++f) {
-        weights[f].emplace_back(w.data_ptr(), ps::PanelFormat::bf16, s[0], s[1], formats[f].format,
-                                formats[f].group);
+      for (int f = 0; f < kFormats; ++f) {
+        if (formats[f].format != ps::PanelFormat::mxfp4) {
+          weights[f].emplace_back(w.data_ptr(), ps::PanelFormat::bf16, s[0], s[1],
+                                  formats[f].format, formats[f].group);
+          continue;
+        }
+        const at::Tensor w32 = w.to(at::kFloat).contiguous();
+        std::vector<uint8_t> blocks(size_t(s[0] * s[1] / 2)), scales(size_t(s[0] * s[1] / 32));
+        ps::mxfp4_quantize(w32.data_ptr<float>(), s[0], s[1], blocks.data(), scales.data());
+        weights[f].emplace_back(ps::Mxfp4Matrix{blocks.data(), scales.data(), s[0], s[1]});
       }
     }
   }
@@ -66,9 +77,9 @@ int main(int argc, char** argv) {
   for (const int64_t m : ms) {
     const at::Tensor x = at::randn({m, 3072});
     at::Tensor y = at::empty({m, 6144});
-    std::vector<double> best(4, 1e30), bw(4, 0);
+    std::vector<double> best(kFormats, 1e30), bw(kFormats, 0);
     for (int r = 0; r < kRounds; ++r) {
-      for (int f = 0; f < 4; ++f) {
+      for (int f = 0; f < kFormats; ++f) {
         const double t0 = now();
         for (const ps::PackedWeight& w : weights[f]) {
           ps::PackedLinearArgs a;
@@ -88,7 +99,7 @@ int main(int argc, char** argv) {
         }
       }
     }
-    for (int f = 0; f < 4; ++f) {
+    for (int f = 0; f < kFormats; ++f) {
       int64_t bytes = 0;
       for (int i = 0; i < 4; ++i) bytes += weights[f][i].bytes();
       const double gbs = double(bytes) / best[f] / 1e9;
