@@ -19,7 +19,14 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
   if (r.tools.active() && !ctx.tool_parser) {
     return invalid_param("tools",
                          "this server has no tool-call parser for its chat template; start it "
-                         "with --tool-call-parser hermes|llama3_json|mistral");
+                         "with --tool-call-parser hermes|llama3_json|mistral|harmony");
+  }
+
+  if (r.tools.active() && ctx.tool_parser == chat::ToolCallFormat::kHarmony &&
+      r.tools.choice != ToolChoice::kAuto) {
+    return invalid_param("tool_choice",
+                         "a harmony model (gpt-oss) chooses its own tool calls: only \"auto\" "
+                         "(or \"none\") is supported with this chat template");
   }
 
   // The grammar is compiled here, on the handler thread, so a slow or refused compile never
@@ -66,6 +73,10 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
                            "the prompt encodes to no tokens");
     }
     SamplingParams params = r.params;
+    // Harmony's channel markers are special tokens: its parsers read them and take them out.
+    const bool harmony = ctx.reasoning == chat::ReasoningStyle::kHarmony ||
+                         (r.tools.active() && ctx.tool_parser == chat::ToolCallFormat::kHarmony);
+    if (endpoint == Endpoint::kChat && harmony) params.skip_special_tokens = false;
     if (auto e = fit_to_context(endpoint, static_cast<int32_t>(ids.size()), ctx.max_model_len,
                                 r.max_tokens_given, &params)) {
       return *e;

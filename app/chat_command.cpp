@@ -31,7 +31,7 @@ const char* kChatUsage =
     "  [--system TEXT] [--history 8 (turns kept, 0 = none)] [--temperature 0.7] [--top-p 1]\n"
     "  [--top-k 0] [--max-tokens 256] [--repetition-penalty 1] [--seed S]\n"
     "  [--chat-template chatml|llama3|plain|FILE] [--reasoning-parser "
-    "auto|qwen3|deepseek_r1|none]\n"
+    "auto|qwen3|deepseek_r1|harmony|none]\n"
     "  [engine flags, with --model: see serve --help, --lora-modules NAME=PATH ... too]\n";
 
 std::atomic<bool> g_interrupted{false};

@@ -50,6 +50,8 @@ class EngineChatBackend : public ChatBackend {
     };
     Request req{engine_->tokenizer().encode(prompt), knobs.to_params()};
     req.params.logprobs = 0;  // the chosen token's logprob, for the confidence figure
+    // Harmony's channel markers are special tokens, which its parser reads and takes out.
+    if (reasoning_ == chat::ReasoningStyle::kHarmony) req.params.skip_special_tokens = false;
     if (!knobs.model.empty() && knobs.model != name_) {
       req.lora = engine_->loras()->acquire(knobs.model);
       if (!req.lora) {

@@ -26,7 +26,7 @@ std::optional<chat::ReasoningStyle> reasoning_from_flags(const Flags& flags,
   if (name == "none") return std::nullopt;
   if (auto style = chat::parse_reasoning_style(name)) return style;
   throw UsageError("--reasoning-parser " + name +
-                   ": unknown; use qwen3, deepseek_r1, none or auto");
+                   ": unknown; use qwen3, deepseek_r1, harmony, none or auto");
 }
 
 std::optional<chat::ToolCallFormat> tool_parser_from_flags(const Flags& flags,
@@ -36,7 +36,7 @@ std::optional<chat::ToolCallFormat> tool_parser_from_flags(const Flags& flags,
   if (name == "none") return std::nullopt;
   if (auto format = chat::parse_tool_call_format(name)) return format;
   throw UsageError("--tool-call-parser " + name +
-                   ": unknown; use hermes, llama3_json, mistral, none or auto");
+                   ": unknown; use hermes, llama3_json, mistral, harmony, none or auto");
 }
 
 }  // namespace ps

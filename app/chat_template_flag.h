@@ -15,12 +15,13 @@ namespace ps {
 chat::ChatRenderer chat_renderer_from_flags(const Flags& flags, const std::string& dir,
                                             const char* command);
 
-// --reasoning-parser qwen3|deepseek_r1|none|auto (default auto: what the template calls for).
+// --reasoning-parser qwen3|deepseek_r1|harmony|none|auto (default auto: what the template calls
+// for).
 std::optional<chat::ReasoningStyle> reasoning_from_flags(const Flags& flags,
                                                          const chat::ChatRenderer& renderer);
 
-// --tool-call-parser hermes|llama3_json|mistral|none|auto (default auto: the format the tools
-// template writes, when its source makes it clear; none otherwise, and requests with tools
+// --tool-call-parser hermes|llama3_json|mistral|harmony|none|auto (default auto: the format the
+// tools template writes, when its source makes it clear; none otherwise, and requests with tools
 // are then refused with a message naming the flag).
 std::optional<chat::ToolCallFormat> tool_parser_from_flags(const Flags& flags,
                                                            const chat::ChatRenderer& renderer);

@@ -32,11 +32,44 @@ size_t partial_tag_suffix(std::string_view s, std::string_view tag) {
 std::optional<ReasoningStyle> parse_reasoning_style(std::string_view name) {
   if (name == "qwen3") return ReasoningStyle::kQwen3;
   if (name == "deepseek_r1") return ReasoningStyle::kDeepSeekR1;
+  if (name == "harmony" || name == "openai_gptoss") return ReasoningStyle::kHarmony;
   return std::nullopt;
 }
 
 const char* reasoning_style_name(ReasoningStyle style) {
-  return style == ReasoningStyle::kQwen3 ? "qwen3" : "deepseek_r1";
+  switch (style) {
+    case ReasoningStyle::kQwen3:
+      return "qwen3";
+    case ReasoningStyle::kDeepSeekR1:
+      return "deepseek_r1";
+    case ReasoningStyle::kHarmony:
+      break;
+  }
+  return "harmony";
+}
+
+// A harmony reader's pieces as reasoning and answer; a tool call goes into the answer as one
+// canonical harmony message, which the harmony tool-call parser reads back.
+static ReasoningDelta from_harmony(const std::vector<HarmonyPiece>& pieces) {
+  ReasoningDelta out;
+  for (const HarmonyPiece& p : pieces) {
+    switch (p.kind) {
+      case HarmonyPiece::Kind::kReasoning:
+        out.reasoning += p.text;
+        break;
+      case HarmonyPiece::Kind::kContent:
+      case HarmonyPiece::Kind::kCallArguments:
+        out.content += p.text;
+        break;
+      case HarmonyPiece::Kind::kCallStart:
+        out.content += "<|start|>assistant to=" + p.text + "<|channel|>commentary json<|message|>";
+        break;
+      case HarmonyPiece::Kind::kCallEnd:
+        out.content += "<|call|>";
+        break;
+    }
+  }
+  return out;
 }
 
 // Where the prompt leaves the reply: inside an open think block, after a closed one, or
@@ -56,6 +89,7 @@ static PromptEnd prompt_end(std::string_view prompt) {
 
 std::optional<ReasoningStyle> detect_reasoning_style(const std::string& template_source,
                                                      const std::string& generation_prompt) {
+  if (template_source.find("<|channel|>") != std::string::npos) return ReasoningStyle::kHarmony;
   bool opens = template_source.find(kOpen) != std::string::npos;
   bool closes = template_source.find(kClose) != std::string::npos;
   if (!opens && !closes) return std::nullopt;
@@ -67,6 +101,13 @@ std::optional<ReasoningStyle> detect_reasoning_style(const std::string& template
 }
 
 ReasoningParser::ReasoningParser(ReasoningStyle style, std::string_view prompt) {
+  if (style == ReasoningStyle::kHarmony) {
+    harmony_.emplace();
+    state_ = State::kContent;
+    drop_leading_start_ = false;
+    reached_reasoning_ = false;
+    return;
+  }
   switch (prompt_end(prompt)) {
     case PromptEnd::kOpenThink:
       state_ = State::kReasoning;
@@ -85,6 +126,7 @@ ReasoningParser::ReasoningParser(ReasoningStyle style, std::string_view prompt) 
 }
 
 ReasoningDelta ReasoningParser::feed(std::string_view text) {
+  if (harmony_) return from_harmony(harmony_->feed(text));
   ReasoningDelta out;
   pending_.append(text);
   run(out, false);
@@ -92,6 +134,7 @@ ReasoningDelta ReasoningParser::feed(std::string_view text) {
 }
 
 ReasoningDelta ReasoningParser::finish() {
+  if (harmony_) return from_harmony(harmony_->finish());
   ReasoningDelta out;
   run(out, true);
   return out;

@@ -15,6 +15,7 @@ std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name) {
   if (name == "hermes") return ToolCallFormat::kHermes;
   if (name == "llama3_json") return ToolCallFormat::kLlama3Json;
   if (name == "mistral") return ToolCallFormat::kMistral;
+  if (name == "harmony" || name == "openai") return ToolCallFormat::kHarmony;
   return std::nullopt;
 }
 
@@ -26,6 +27,8 @@ const char* tool_call_format_name(ToolCallFormat format) {
       return "llama3_json";
     case ToolCallFormat::kMistral:
       return "mistral";
+    case ToolCallFormat::kHarmony:
+      return "harmony";
   }
   return "?";
 }
@@ -34,6 +37,7 @@ std::optional<ToolCallFormat> detect_tool_call_format(const std::string& source)
   if (source.find(kHermesOpen) != std::string::npos) return ToolCallFormat::kHermes;
   if (source.find(kMistralOpen) != std::string::npos) return ToolCallFormat::kMistral;
   if (source.find(kPythonTag) != std::string::npos) return ToolCallFormat::kLlama3Json;
+  if (source.find(kHarmonyChannel) != std::string::npos) return ToolCallFormat::kHarmony;
   return std::nullopt;
 }
 
@@ -45,6 +49,8 @@ std::string_view tool_call_start_tag(ToolCallFormat format) {
       return kPythonTag;
     case ToolCallFormat::kMistral:
       return kMistralOpen;
+    case ToolCallFormat::kHarmony:
+      return kHarmonyChannel;
   }
   return {};
 }

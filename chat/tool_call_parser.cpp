@@ -37,15 +37,19 @@ bool ends_with_tag(std::string_view s, std::string_view tag) {
 }  // namespace
 
 ToolCallParser::ToolCallParser(ToolCallFormat format, ToolCallIdSource new_id)
-    : format_(format), new_id_(std::move(new_id)) {}
+    : format_(format), new_id_(std::move(new_id)) {
+  if (format == ToolCallFormat::kHarmony) harmony_.emplace();
+}
 
 ToolStreamDelta ToolCallParser::feed(std::string_view text) {
+  if (harmony_) return from_harmony(harmony_->feed(text));
   ToolStreamDelta out;
   for (char c : text) step(c, out);
   return out;
 }
 
 ToolStreamDelta ToolCallParser::finish() {
+  if (harmony_) return from_harmony(harmony_->finish());
   ToolStreamDelta out;
   switch (state_) {
     case State::kContent:
@@ -298,6 +302,8 @@ void ToolCallParser::after_object_char(char c, ToolStreamDelta& out) {
       state_ = State::kBetween;
       if (c != ']') content_char(c, out);
       return;
+    case ToolCallFormat::kHarmony:
+      return;  // read by harmony_ (feed), never here
   }
 }
 

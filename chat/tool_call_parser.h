@@ -7,6 +7,9 @@
 //                or <|python_tag|>; several calls are separated by ';'. A reply that starts
 //                otherwise is all content.
 //   mistral:     [TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]; text before is content.
+//   harmony:     gpt-oss's messages to a recipient (harmony_reader.h): "functions.f" calls f,
+//                the body is its arguments; the analysis channel (when no reasoning parser has
+//                taken it) and the final one are content.
 // In every format the arguments key may be "arguments" or "parameters", and a string-valued
 // arguments (JSON already encoded) is decoded, so function.arguments is always JSON text.
 //
@@ -23,17 +26,22 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/harmony_reader.h"
+
 namespace ps::chat {
 
-enum class ToolCallFormat { kHermes, kLlama3Json, kMistral };
+enum class ToolCallFormat { kHermes, kLlama3Json, kMistral, kHarmony };
 
-// "hermes" | "llama3_json" | "mistral"; nullopt otherwise.
+// "hermes" | "llama3_json" | "mistral" | "harmony" (also vLLM's name for it, "openai");
+// nullopt otherwise.
 std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name);
 const char* tool_call_format_name(ToolCallFormat format);
 // The format a chat template's tool calls take, when its source makes it clear: hermes for
-// <tool_call>, mistral for [TOOL_CALLS], llama3_json for <|python_tag|>; nullopt otherwise.
+// <tool_call>, mistral for [TOOL_CALLS], llama3_json for <|python_tag|>, harmony for
+// <|channel|>; nullopt otherwise.
 std::optional<ToolCallFormat> detect_tool_call_format(const std::string& template_source);
-// The text that opens a call in `format` (what a lazy grammar waits for).
+// The text that opens a call in `format` (what a lazy grammar waits for; harmony calls are not
+// constrained by a grammar, constraint_builder.cpp).
 std::string_view tool_call_start_tag(ToolCallFormat format);
 
 struct ToolCall {
@@ -92,6 +100,7 @@ class ToolCallParser {
   void emit_name(ToolStreamDelta& out);
   void emit_arguments(ToolStreamDelta& out, std::string_view fragment);
   bool arguments_key() const;
+  ToolStreamDelta from_harmony(const std::vector<HarmonyPiece>& pieces);  // tool_call_harmony.cpp
 
   ToolCallFormat format_;
   ToolCallIdSource new_id_;
@@ -111,6 +120,7 @@ class ToolCallParser {
   bool args_streamed_ = false;  // this call's arguments go out as raw fragments
   bool list_open_ = false;      // mistral: inside [TOOL_CALLS][ ... ]
   std::vector<ToolCall> calls_;
+  std::optional<HarmonyReader> harmony_;  // the harmony format reads with it
 };
 
 struct ToolCallSplit {

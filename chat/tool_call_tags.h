@@ -9,5 +9,6 @@ inline constexpr std::string_view kHermesOpen = "<tool_call>";
 inline constexpr std::string_view kHermesClose = "</tool_call>";
 inline constexpr std::string_view kPythonTag = "<|python_tag|>";
 inline constexpr std::string_view kMistralOpen = "[TOOL_CALLS]";
+inline constexpr std::string_view kHarmonyChannel = "<|channel|>";
 
 }  // namespace ps::chat

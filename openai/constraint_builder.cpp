@@ -73,13 +73,18 @@ std::string tool_calls_gbnf(const ToolRequest& tools, chat::ToolCallFormat forma
            " \"]\"\n";
       g += std::string("root ::= ") + (lazy ? "call-list" : "\"[TOOL_CALLS]\" call-list") + "\n";
       break;
+    case ToolCallFormat::kHarmony:
+      break;  // not constrained (constraint_for)
   }
   return g + rules;
 }
 
 std::optional<ConstraintSpec> constraint_for(const OpenAiRequest& r,
                                              std::optional<chat::ToolCallFormat> format) {
-  if (r.tools.active() && format) {
+  // A harmony model (gpt-oss) writes its own calls between channel markers, which are special
+  // tokens the grammar does not see; only tool_choice "auto" reaches here (api/generation.cpp),
+  // and it is left unconstrained, as vLLM leaves it.
+  if (r.tools.active() && format && *format != chat::ToolCallFormat::kHarmony) {
     const bool lazy = r.tools.choice == ToolChoice::kAuto;
     ConstraintSpec spec;
     spec.kind = ConstraintSpec::Kind::kGbnf;

