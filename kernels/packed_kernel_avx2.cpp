@@ -127,36 +127,41 @@ __attribute__((always_inline)) inline void tile(const PanelJob& j, int64_t row, 
   // per weight (batch-1 int8 decode 6-9% faster, bench/README.md).
   const bool per_channel = F == PanelFormat::i8 && j.group >= k;
   if constexpr (F == PanelFormat::mxfp4) {
-    // Vector v holds columns c0 + 8v..+8: the low nibbles of bytes 0-7 or 8-15 (columns 0-15),
-    // or the high nibbles (16-31). vpermps takes 3 index bits, so the table holds magnitudes and
-    // the code's bit 3, shifted to bit 31, is the sign. Scales as in the AVX-512 kernel; the
-    // widened weights are exact.
-    const __m256 lut = _mm256_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f);
-    const __m256i sign = _mm256_set1_epi32(int32_t(0x80000000u));
+    // A k-step's 16 bytes: the low nibbles are columns 0-15, the high ones 16-31. vpshufb looks
+    // the codes up as int8 twice their E2M1 value (0, 1, 2, 3, 4, 6, 8, 12 and negatives), vector
+    // v (columns c0 + 8v..+8) widens 8 of those bytes to fp32, and the group's scale carries the
+    // halving: 2^(e - 127) from the exponent bits (as in the AVX-512 kernel) times 0.5, exact
+    // down to e = 1. So the widened weights are exact, the fp32 kernel's. (A vpermps table per
+    // vector, with the sign taken from bit 3, took ~30% more instructions a k-step.)
+    const __m128i lut = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    const __m256 half = _mm256_set1_ps(0.5f);
     const uint8_t* e = j.exponents + c0;
     w = static_cast<const T*>(j.panel);
     for (int64_t g0 = 0; g0 < k; g0 += 32, e += kCols) {
       __m256 sv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
-        sv[v] = _mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e + 8 * v))),
-            23));
+        sv[v] = _mm256_mul_ps(
+            _mm256_castsi256_ps(_mm256_slli_epi32(
+                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e + 8 * v))),
+                23)),
+            half);
       }
       for (int64_t p = g0; p < g0 + 32; ++p, w += kCols / 2) {
         if (Ahead && (p & 3) == 0) {  // one prefetch per 64-byte line (4 k-steps)
           _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes, _MM_HINT_T0);
         }
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+        const __m128i low = _mm_shuffle_epi8(lut, _mm_and_si128(bytes, nibble));
+        const __m128i high = _mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble));
         __m256 wv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
           const int vv = c0 / 8 + v;  // which 8 of the panel's 32 columns
-          __m256i c = _mm256_cvtepu8_epi32(
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 8 * (vv & 1))));
-          if (vv >= 2) c = _mm256_srli_epi32(c, 4);
-          const __m256 mag = _mm256_permutevar8x32_ps(lut, c);
-          const __m256 sgn = _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(c, 28), sign));
-          wv[v] = _mm256_mul_ps(_mm256_xor_ps(mag, sgn), sv[v]);
+          __m128i q = vv < 2 ? low : high;
+          if (vv & 1) q = _mm_unpackhi_epi64(q, q);
+          wv[v] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), sv[v]);
         }
         step<R, NV>(a, wv, x, ldx, p);
       }
