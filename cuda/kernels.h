@@ -42,6 +42,9 @@ struct PagedAttentionArgs {
   int32_t head_dim = 0;      // 64, 128 or 256
   int32_t block_size = 0;
   float scale = 1.0f;
+  // gpt-oss's attention sinks (null: none): [num_heads] fp32 logits, device, each in its head's
+  // softmax denominator and weighing no value (as the CPU kernel, kernels/paged_attention.h).
+  const float* sinks = nullptr;
   void* out = nullptr;  // [T, num_heads, head_dim], out_row_stride elements apart
   int64_t out_row_stride = 0;
 };

@@ -23,13 +23,23 @@ struct AttnShape {
   float scale;
 };
 
+// What a row's unnormalized sum is multiplied by: 1 / l, or with a sink logit, the softmax
+// denominator that also holds e^sink, both moved to max(m, sink) so nothing overflows.
+__device__ __forceinline__ float finish_scale(float m, float l, const float* sinks, int head) {
+  if (sinks == nullptr) return 1.0f / l;
+  const float sink = sinks[head];
+  const float top = fmaxf(m, sink);
+  const float rescale = __expf(m - top);
+  return rescale / (l * rescale + __expf(sink - top));
+}
+
 template <typename T, int HD>
 __global__ void __launch_bounds__(kWarps * 32)
     paged_attention_kernel(const T* __restrict__ q, const T* __restrict__ k_cache,
                            const T* __restrict__ v_cache, const int32_t* __restrict__ block_tables,
                            const int32_t* __restrict__ query_start,
-                           const int32_t* __restrict__ context_len, AttnShape sh,
-                           T* __restrict__ out) {
+                           const int32_t* __restrict__ context_len,
+                           const float* __restrict__ sinks, AttnShape sh, T* __restrict__ out) {
   constexpr int V = HD / 32;  // elements per lane
   __shared__ float s_m[kWarps], s_l[kWarps];
   __shared__ float s_acc[kWarps][HD];
@@ -110,7 +120,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     if (nsplit == 1) {
       if (active) {
         float res[V];
-        const float inv = 1.0f / l;
+        const float inv = finish_scale(m, l, sinks, h);
 #pragma unroll
         for (int i = 0; i < V; ++i) res[i] = acc[i] * inv;
         store_f32<T, V>(o + int64_t(r) * sh.out_row_stride + int64_t(h) * HD + lane * V, res);
@@ -138,10 +148,10 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int i = 0; i < V; ++i) res[i] += s_acc[w][lane * V + i] * f;
       }
-      const float inv = 1.0f / lsum;
+      const int rr = row0 + warp / group, hh = kvh * group + warp % group;
+      const float inv = finish_scale(mx, lsum, sinks, hh);
 #pragma unroll
       for (int i = 0; i < V; ++i) res[i] *= inv;
-      const int rr = row0 + warp / group, hh = kvh * group + warp % group;
       store_f32<T, V>(o + int64_t(rr) * sh.out_row_stride + int64_t(hh) * HD + lane * V, res);
     }
   }
@@ -162,7 +172,7 @@ void launch(const PagedAttentionArgs& a, Stream stream) {
   const dim3 grid(a.num_kv_heads, a.num_seqs, (a.max_query_len + kRows - 1) / kRows);
   paged_attention_kernel<T, HD><<<grid, kWarps * 32, 0, stream>>>(
       static_cast<const T*>(a.q), static_cast<const T*>(a.k_cache),
-      static_cast<const T*>(a.v_cache), a.block_tables, a.query_start, a.context_len, sh,
+      static_cast<const T*>(a.v_cache), a.block_tables, a.query_start, a.context_len, a.sinks, sh,
       static_cast<T*>(a.out));
   check_launch("paged_attention");
 }

@@ -74,8 +74,10 @@ void paged_attention(const AttentionCase& c, const float* q, const float* k_cach
           for (int e = 0; e < D; ++e) d += double(qr[e]) * kr[e];
           score[p] = d * c.scale;
         }
-        const double mx = *std::max_element(score.begin(), score.end());
-        double sum = 0;
+        double mx = *std::max_element(score.begin(), score.end());
+        // A sink joins the softmax's max and denominator and weighs no value.
+        if (!c.sinks.empty()) mx = std::max(mx, double(c.sinks[h]));
+        double sum = c.sinks.empty() ? 0.0 : std::exp(double(c.sinks[h]) - mx);
         for (double& v : score) sum += (v = std::exp(v - mx));
         float* o = out + (int64_t(q0 + i) * H + h) * D;
         for (int e = 0; e < D; ++e) {

@@ -20,6 +20,7 @@ struct AttentionCase {
   int num_heads, num_kv_heads, head_dim, block_size, max_blocks_per_seq;
   std::vector<int32_t> block_tables, query_start, context_len;
   float scale;
+  std::vector<float> sinks;  // [num_heads] gpt-oss attention sinks; empty: none
 };
 // q [T, H, D] dense, caches [num_blocks, block_size, KVH, D], out [T, H, D].
 void paged_attention(const AttentionCase& c, const float* q, const float* k_cache,

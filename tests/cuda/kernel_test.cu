@@ -114,10 +114,12 @@ void test_silu(Ledger& L, DType t) {
 }
 
 // A mixed step: decode rows and prefill chunks of several lengths, shuffled physical blocks.
-void test_attention(Ledger& L, DType t, int H, int KVH, int D) {
+// With sinks (gpt-oss), each head's sink logit ~ N(0, 2^2) joins its softmax denominator.
+void test_attention(Ledger& L, DType t, int H, int KVH, int D, bool sinks = false) {
   ref::AttentionCase c;
   c.num_heads = H, c.num_kv_heads = KVH, c.head_dim = D, c.block_size = 16;
   c.scale = 1.0f / std::sqrt(float(D));
+  if (sinks) c.sinks = randn(size_t(H), DType::f32, 2.0f);
   const int qlens[] = {1, 1, 1, 5, 17, 37, 1, 64};
   int total_blocks = 0, max_q = 0;
   c.query_start = {0};
@@ -157,11 +159,14 @@ void test_attention(Ledger& L, DType t, int H, int KVH, int D) {
   a.query_start = dqs.p, a.context_len = dcl.p, a.num_seqs = S, a.max_query_len = max_q;
   a.num_heads = H, a.num_kv_heads = KVH, a.head_dim = D, a.block_size = 16, a.scale = c.scale;
   a.out = dout.p, a.out_row_stride = int64_t(H) * D;
+  DevBuf dsinks(DType::f32, sinks ? c.sinks : std::vector<float>(1, 0.0f));
+  if (sinks) a.sinks = static_cast<const float*>(dsinks.p);
   paged_attention(a, nullptr);
   std::vector<float> want(q.size());
   ref::paged_attention(c, q.data(), kc.data(), vc.data(), want.data());
   char name[96];
-  std::snprintf(name, sizeof name, "paged_attention %s H%d KVH%d D%d", dtype_name(t), H, KVH, D);
+  std::snprintf(name, sizeof name, "paged_attention %s H%d KVH%d D%d%s", dtype_name(t), H, KVH, D,
+                sinks ? " sinks" : "");
   L.close(name, dout.download(), want, tol_for(t));
 }
 
@@ -250,6 +255,8 @@ int main(int argc, char** argv) {
     test_attention(L, t, 4, 1, 64);    // wide GQA group
     test_attention(L, t, 8, 8, 256);   // no GQA, large heads
     test_attention(L, t, 32, 4, 128);  // group of 8: more items than warps
+    test_attention(L, t, 64, 8, 64, true);  // gpt-oss's heads, with sinks
+    test_attention(L, t, 4, 1, 64, true);   // sinks on the split-keys path (few items)
   }
   test_sampling(L);
   ck(cudaDeviceSynchronize(), "final sync");
