@@ -22,10 +22,15 @@ need_node_modules
 TEMPLATE="$ROOT/tests/chat/templates/openai--gpt-oss-120b.jinja"
 TOOLS='[{"type":"function","function":{"name":"get_weather","description":"Weather of a city.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]'
 
-make_model() {  # make_model DIR EOS REPLY
-  /usr/bin/python3 "$ROOT/tests/tools/make_scripted_model.py" --out "$1" --template "$TEMPLATE" \
+make_model() {  # make_model DIR EOS REPLY WHAT: a scripted checkpoint, or the test ends
+  if /usr/bin/python3 "$ROOT/tests/tools/make_scripted_model.py" --out "$1" --template "$TEMPLATE" \
     --tokenizer "$PKG/tokenizer.json" --bos '<|startoftext|>' --eos "$2" \
-    --special-tokens-in-reply --hidden-size 64 --reply-text "$3" >"$WORK/make.log" 2>&1
+    --special-tokens-in-reply --hidden-size 64 --reply-text "$3" >"$WORK/make.log" 2>&1; then
+    pass "make_scripted_model: $4"
+  else
+    fail "make_scripted_model: $(cat "$WORK/make.log")"
+    finish
+  fi
 }
 
 # serve_and_ask NAME DIR TOOLS [SERVER FLAGS...]: the openai client's summary of one whole and
@@ -41,12 +46,7 @@ serve_and_ask() {
 ANSWER='<|channel|>analysis<|message|>Need forecast<|end|><|start|>assistant<|channel|>final<|message|>Mild and sunny in Paris.'
 CALL='<|channel|>analysis<|message|>Need forecast<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}'
 
-if make_model "$WORK/answer" '<|return|>' "$ANSWER"; then
-  pass "make_scripted_model: an analysis + final reply in o200k tokens (markers twice)"
-else
-  fail "make_scripted_model: $(cat "$WORK/make.log")"
-  finish
-fi
+make_model "$WORK/answer" '<|return|>' "$ANSWER" "an analysis + final reply in o200k tokens (markers twice)"
 serve_and_ask answer "$WORK/answer" '[]'
 check "ready line: harmony reasoning and tool-call parsers detected" \
   "$(grep -c 'reasoning parser harmony, tool-call parser harmony' "$WORK/server-answer.log")" = 1
@@ -57,12 +57,7 @@ for how in whole streamed; do
 done
 stop_server "$SERVER_PID" TERM 30
 
-if make_model "$WORK/call" '<|call|>' "$CALL"; then
-  pass "make_scripted_model: an analysis + tool call reply"
-else
-  fail "make_scripted_model: $(cat "$WORK/make.log")"
-  finish
-fi
+make_model "$WORK/call" '<|call|>' "$CALL" "an analysis + tool call reply"
 serve_and_ask call "$WORK/call" "$TOOLS"
 for how in whole streamed; do
   check "analysis + tool call, $how: reasoning, get_weather {\"city\":\"Paris\"}, tool_calls" \
