@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     paged_attention_kernel(const T* __restrict__ q, const T* __restrict__ k_cache,
                            const T* __restrict__ v_cache, const int32_t* __restrict__ block_tables,
                            const int32_t* __restrict__ query_start,
-                           const int32_t* __restrict__ context_len,
-                           const float* __restrict__ sinks, AttnShape sh, T* __restrict__ out) {
+                           const int32_t* __restrict__ context_len, const float* __restrict__ sinks,
+                           AttnShape sh, T* __restrict__ out) {
   constexpr int V = HD / 32;  // elements per lane
   __shared__ float s_m[kWarps], s_l[kWarps];
   __shared__ float s_acc[kWarps][HD];

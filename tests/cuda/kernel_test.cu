@@ -251,10 +251,10 @@ int main(int argc, char** argv) {
     test_rope(L, t, true);
     test_rope(L, t, false);
     test_silu(L, t);
-    test_attention(L, t, 16, 8, 128);  // Qwen3-0.6B
-    test_attention(L, t, 4, 1, 64);    // wide GQA group
-    test_attention(L, t, 8, 8, 256);   // no GQA, large heads
-    test_attention(L, t, 32, 4, 128);  // group of 8: more items than warps
+    test_attention(L, t, 16, 8, 128);       // Qwen3-0.6B
+    test_attention(L, t, 4, 1, 64);         // wide GQA group
+    test_attention(L, t, 8, 8, 256);        // no GQA, large heads
+    test_attention(L, t, 32, 4, 128);       // group of 8: more items than warps
     test_attention(L, t, 64, 8, 64, true);  // gpt-oss's heads, with sinks
     test_attention(L, t, 4, 1, 64, true);   // sinks on the split-keys path (few items)
   }
