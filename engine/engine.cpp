@@ -72,6 +72,12 @@ std::optional<Engine::CacheSnapshot> Engine::cache_snapshot(
     std::chrono::milliseconds timeout) const {
   return core_->cache_snapshot(timeout);
 }
+void Engine::pause() {
+  core_->set_paused(true);
+}
+void Engine::resume() {
+  core_->set_paused(false);
+}
 int64_t Engine::shutdown(std::chrono::milliseconds drain) {
   return core_->shutdown(drain);
 }

@@ -103,6 +103,14 @@ class Engine {
   };
   std::optional<CacheSnapshot> cache_snapshot(std::chrono::milliseconds timeout) const;
 
+  // Stops stepping at the next step boundary while keeping every request, running or newly
+  // submitted (vLLM's pause_generation); resume() goes on from where it stopped. Both are
+  // commands in the engine's inbox, so what is submitted between them is all in the scheduler
+  // before the first step after resume(): a test lines up a batch this way without racing the
+  // engine thread. shutdown() resumes first, so a paused engine still drains.
+  void pause();
+  void resume();
+
   // Stops accepting; lets running requests finish for up to `drain`, then aborts the rest.
   // Returns how many it aborted (0 when all finished in time), so the server can say so.
   int64_t shutdown(std::chrono::milliseconds drain);

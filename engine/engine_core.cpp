@@ -194,9 +194,9 @@ void EngineCore::cancel(RequestId id) {
 
 void EngineCore::loop() {
   while (!stop_) {
-    if (!drain_inbox(!scheduler_->has_unfinished())) break;
+    if (!drain_inbox(paused_ || !scheduler_->has_unfinished())) break;
     if (stop_) break;
-    if (scheduler_->has_unfinished()) step();
+    if (!paused_ && scheduler_->has_unfinished()) step();
   }
   // Whatever is left ends with exactly one finish event: requests the engine had taken in, and
   // requests still in the inbox (submitted just before the stop, never seen by a step).
@@ -254,6 +254,8 @@ bool EngineCore::drain_inbox(bool block) {
       publish_kv_events();
       snap->reply->set_value(
           Engine::CacheSnapshot{scheduler_->block_manager().published_keys(), next_event_seq_ - 1});
+    } else if (auto* pause = std::get_if<PauseCommand>(&cmd)) {
+      paused_ = pause->paused;
     } else if (auto* cancel = std::get_if<CancelCommand>(&cmd)) {
       if (requests_.count(cancel->id)) finish(cancel->id, FinishReason::kAbort, "cancelled", "");
     } else {
@@ -354,8 +356,13 @@ EngineStats EngineCore::stats() const {
   return s;
 }
 
+void EngineCore::set_paused(bool paused) {
+  inbox_.enqueue(PauseCommand{paused});
+}
+
 int64_t EngineCore::shutdown(std::chrono::milliseconds drain) {
   stop_accepting();
+  set_paused(false);  // a paused engine would let the drain run out with nothing finished
   const auto deadline = Clock::now() + drain;
   while (outstanding_.load() > 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -32,6 +32,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   EngineStats stats() const;
   const std::string& kernel_summary() const;
   int64_t shutdown(std::chrono::milliseconds drain);
+  void set_paused(bool paused);
   std::optional<Engine::CacheSnapshot> cache_snapshot(std::chrono::milliseconds timeout);
 
   const ModelConfig& model_config() const { return model_.config; }
@@ -52,10 +53,14 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
     RequestId id;
   };
   struct AbortAllCommand {};
+  struct PauseCommand {
+    bool paused;
+  };
   struct SnapshotCommand {
     std::shared_ptr<std::promise<Engine::CacheSnapshot>> reply;
   };
-  using Command = std::variant<AddCommand, CancelCommand, AbortAllCommand, SnapshotCommand>;
+  using Command =
+      std::variant<AddCommand, CancelCommand, AbortAllCommand, SnapshotCommand, PauseCommand>;
 
   void loop();
   void stop_accepting();
@@ -89,6 +94,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   std::vector<uint64_t> slot_identity_;  // which load each runner LoRA slot holds (0: none)
   std::unordered_map<uint64_t, int64_t> lora_of_root_;  // prefix-chain root -> its load's id
   const char* kv_medium_ = "CPU";
+  bool paused_ = false;  // Engine::pause(): the loop takes commands but runs no step
   int64_t next_event_seq_ = 0;
 
   moodycamel::BlockingConcurrentQueue<Command> inbox_;

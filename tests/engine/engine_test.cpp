@@ -78,9 +78,11 @@ TEST_F(EngineTest, SeededSampledRequestIsTheSameAloneAndInABatchOfSixteen) {
     o.params.seed = 100 + i;
     o.params.max_tokens = 10 + i;
     o.params.ignore_eos = true;
+    if (i == 0) engine.pause();  // all sixteen reach the scheduler before a step runs
     others.push_back(submit_ok(engine, o));
   }
   auto batched_stream = submit_ok(engine, target);
+  engine.resume();
   auto batched = collect(*batched_stream);
   for (auto& s : others) EXPECT_EQ(collect(*s).finish_events, 1);
   EXPECT_EQ(alone.tokens, batched.tokens);
@@ -91,6 +93,57 @@ TEST_F(EngineTest, SeededSampledRequestIsTheSameAloneAndInABatchOfSixteen) {
   target.params.seed = 4321;
   EXPECT_NE(collect(*submit_ok(engine, target)).tokens, alone.tokens);
   expect_settled(engine);
+}
+
+// Engine::pause() keeps what is submitted without stepping; resume() runs it all as one batch.
+// No timing is asserted: a paused engine never emits, however long the wait.
+TEST_F(EngineTest, PausedEngineHoldsRequestsUntilResumedThenRunsThemTogether) {
+  Engine engine(random_model(small_config(), 21), small_tokenizer(), config());
+  engine.pause();
+  std::mt19937 rng(9);
+  std::vector<Request> requests;
+  std::vector<std::unique_ptr<RequestStream>> streams;
+  for (int i = 0; i < 10; ++i) {
+    Request r{random_prompt(rng, 4 + 2 * i, 512), {}};
+    r.params.temperature = 0;
+    r.params.max_tokens = 6;
+    r.params.ignore_eos = true;
+    requests.push_back(r);
+    streams.push_back(submit_ok(engine, r));
+  }
+  RequestOutput out;
+  EXPECT_FALSE(streams[0]->next(&out, 200ms)) << "a paused engine emitted an event";
+  EXPECT_EQ(engine.stats().steps_total, 0u);
+  engine.resume();
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const Collected got = collect(*streams[i]);
+    ASSERT_EQ(got.finish_events, 1);
+    EXPECT_EQ(*got.last.finish, FinishReason::kLength);
+    EXPECT_EQ(got.tokens, naive_generate(*model.weights, requests[i].prompt_ids, 6, 0.0f, 0, {}));
+  }
+  EXPECT_EQ(engine.stats().max_seqs_in_step, 10);
+  expect_settled(engine);
+}
+
+TEST_F(EngineTest, ShutdownOfAPausedEngineResumesAndDrainsInsteadOfAborting) {
+  Engine engine(random_model(small_config(), 21), small_tokenizer(), config());
+  engine.pause();
+  std::mt19937 rng(10);
+  std::vector<std::unique_ptr<RequestStream>> streams;
+  for (int i = 0; i < 3; ++i) {
+    Request r{random_prompt(rng, 8, 512), {}};
+    r.params.temperature = 0;
+    r.params.max_tokens = 5;
+    r.params.ignore_eos = true;
+    streams.push_back(submit_ok(engine, r));
+  }
+  EXPECT_EQ(engine.shutdown(120s), 0) << "requests were aborted instead of drained";
+  for (auto& s : streams) {
+    const Collected got = collect(*s);
+    ASSERT_EQ(got.finish_events, 1);
+    EXPECT_EQ(*got.last.finish, FinishReason::kLength);
+    EXPECT_EQ(got.last.completion_tokens, 5);
+  }
 }
 
 TEST_F(EngineTest, StopStringSpanningTokensCutsTheTextAndStopsTheRequest) {
@@ -213,6 +266,7 @@ TEST_F(EngineTest, ManyRequestsUnderPreemptionAllFinishExactlyOnce) {
   std::mt19937 rng(5);
   std::vector<std::unique_ptr<RequestStream>> streams;
   std::vector<int> want;
+  engine.pause();  // all 24 compete for 12 blocks from the first step, however slow this thread
   for (int i = 0; i < 24; ++i) {
     Request r{random_prompt(rng, 4 + i % 13, 512), {}};
     r.params.max_tokens = 8 + i % 17;
@@ -221,6 +275,7 @@ TEST_F(EngineTest, ManyRequestsUnderPreemptionAllFinishExactlyOnce) {
     want.push_back(r.params.max_tokens);
     streams.push_back(submit_ok(engine, r));
   }
+  engine.resume();
   for (size_t i = 0; i < streams.size(); ++i) {
     Collected c2 = collect(*streams[i]);
     EXPECT_EQ(c2.finish_events, 1);

@@ -108,8 +108,11 @@ TEST_F(MultiLoraEngine, BatchOfBaseAndThreeAdaptersMatchesEachMergedModelAlone) 
     const std::string name = i % 4 == 0 ? "" : names[size_t(i % 4 - 1)];
     jobs.push_back({name, greedy(random_prompt(rng, 5 + 3 * i, 512), 10), nullptr});
   }
-  // Submitted together so they share steps.
+  // Submitted while the engine is paused, so all twelve are in the scheduler before its first
+  // step however slowly this thread runs.
+  engine.pause();
   for (Job& j : jobs) j.stream = submit_ok(engine, with(engine, j.adapter, j.request));
+  engine.resume();
   std::map<std::string, LoadedModel> merged = {{"", base}};
   for (const auto& n : names) merged[n] = merge_lora(base, adapter_path(n));
   std::map<std::string, int> differs_from_base;
@@ -158,11 +161,13 @@ TEST_F(MultiLoraEngine, PreemptedAdapterRequestsRecomputeWithTheirAdapter) {
   std::mt19937 rng(31);
   std::vector<std::pair<std::string, Request>> jobs;
   std::vector<std::unique_ptr<RequestStream>> streams;
+  engine.pause();  // all eight compete for the blocks from the first step: preemption certain
   for (int i = 0; i < 8; ++i) {
     const std::string name = names[size_t(i % 3)];
     jobs.emplace_back(name, greedy(random_prompt(rng, 20, 512), 24));
     streams.push_back(submit_ok(engine, with(engine, name, jobs.back().second)));
   }
+  engine.resume();
   std::map<std::string, LoadedModel> merged;
   for (const auto& n : names) merged[n] = merge_lora(base, adapter_path(n));
   for (size_t i = 0; i < jobs.size(); ++i) {
