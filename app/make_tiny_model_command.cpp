@@ -50,6 +50,23 @@ void set_gemma3_layers(const Flags& flags, ModelConfig* c) {
   }
 }
 
+// gpt-oss's attention: sliding and full layers alternate, layer 0 sliding (GptOssConfig's
+// default), the window 128 unless --sliding-window says otherwise.
+void set_gpt_oss_layers(const Flags& flags, ModelConfig* c) {
+  if (flags.has("sliding-window-pattern")) {
+    throw UsageError(
+        "gpt_oss alternates sliding and full layers; --sliding-window-pattern is "
+        "gemma3_text's");
+  }
+  const int64_t window = flags.i64("sliding-window", 128);
+  if (window < 1 || window > (1 << 30)) throw UsageError("flag --sliding-window must be positive");
+  c->sliding_window = static_cast<int32_t>(window);
+  c->layer_types.clear();
+  for (int32_t l = 0; l < c->num_hidden_layers; ++l) {
+    c->layer_types.push_back(l % 2 == 0 ? LayerType::sliding_attention : LayerType::full_attention);
+  }
+}
+
 }  // namespace
 
 int make_tiny_model_command(int argc, char** argv) {
@@ -79,7 +96,8 @@ int make_tiny_model_command(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
-        "[--seed S]\n  [--model-type qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text]\n  "
+        "[--seed S]\n  [--model-type "
+        "qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text|gpt_oss]\n  "
         "[--hidden-size 512] "
         "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
         "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
@@ -88,7 +106,9 @@ int make_tiny_model_command(int argc, char** argv) {
         "top-k renormalised)\n  smollm3: every 4th layer NoPE (no_rope_layers)\n  phi3: "
         "qkv_proj and gate_up_proj fused, LongRoPE [--partial-rotary-factor 0.75]\n"
         "    [--original-max-position-embeddings max/4]\n  gemma3_text: [--sliding-window 512] "
-        "[--sliding-window-pattern 6] (every 6th layer global)\n");
+        "[--sliding-window-pattern 6] (every 6th layer global)\n  gpt_oss: [--num-experts 4] "
+        "[--num-experts-per-tok 2] [--sliding-window 128] (experts MXFP4, --intermediate-size "
+        "wide;\n    sliding and full layers alternate; q/k/v/o biases, attention sinks)\n");
     if (flags.on("help")) return 0;
     throw UsageError("expected exactly one DIR argument");
   }
@@ -97,15 +117,15 @@ int make_tiny_model_command(int argc, char** argv) {
   c.model_type = flags.str("model-type", c.model_type);
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
       c.model_type != "qwen3_moe" && c.model_type != "smollm3" && c.model_type != "phi3" &&
-      c.model_type != "gemma3_text") {
+      c.model_type != "gemma3_text" && c.model_type != "gpt_oss") {
     throw UsageError(
-        "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3 or gemma3_text, "
-        "got '" +
+        "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3, gemma3_text or "
+        "gpt_oss, got '" +
         c.model_type + "'");
   }
   c.qk_norm =
       c.model_type == "qwen3" || c.model_type == "qwen3_moe" || c.model_type == "gemma3_text";
-  c.attention_bias = c.model_type == "qwen2";
+  c.attention_bias = c.model_type == "qwen2" || c.model_type == "gpt_oss";
   auto dim = [&](const char* name, int32_t fallback) {
     int64_t v = flags.i64(name, fallback);
     if (v < 1 || v > 65536 * 4) throw UsageError(std::string("flag --") + name + " out of range");
@@ -128,8 +148,12 @@ int make_tiny_model_command(int argc, char** argv) {
   }
   if (c.model_type == "gemma3_text") {
     set_gemma3_layers(flags, &c);
+  } else if (c.model_type == "gpt_oss") {
+    set_gpt_oss_layers(flags, &c);
   } else if (flags.has("sliding-window") || flags.has("sliding-window-pattern")) {
-    throw UsageError("--sliding-window and --sliding-window-pattern need --model-type gemma3_text");
+    throw UsageError(
+        "--sliding-window and --sliding-window-pattern need --model-type gemma3_text or "
+        "gpt_oss");
   }
   if (c.model_type == "phi3") {
     set_phi3_rope(flags, &c);
@@ -146,9 +170,28 @@ int make_tiny_model_command(int argc, char** argv) {
     if (c.moe.num_experts_per_tok > c.moe.num_experts) {
       throw UsageError("--num-experts-per-tok must not exceed --num-experts");
     }
+  } else if (c.model_type == "gpt_oss") {
+    // gpt-oss's intermediate_size is one expert's width; its weights are MXFP4 (blocks of 32).
+    if (flags.has("moe-intermediate-size")) {
+      throw UsageError("gpt_oss takes its expert width from --intermediate-size");
+    }
+    c.moe.num_experts = dim("num-experts", 4);
+    c.moe.num_experts_per_tok = dim("num-experts-per-tok", 2);
+    c.moe.moe_intermediate_size = c.intermediate_size;
+    c.moe.norm_topk_prob = true;
+    c.moe.gpt_oss_experts = true;
+    c.moe.swiglu_limit = 7.0f;
+    if (c.moe.num_experts_per_tok > c.moe.num_experts) {
+      throw UsageError("--num-experts-per-tok must not exceed --num-experts");
+    }
+    if (c.hidden_size % 32 != 0 || c.intermediate_size % 32 != 0) {
+      throw UsageError(
+          "gpt_oss's MXFP4 experts need --hidden-size and --intermediate-size to be multiples of "
+          "32");
+    }
   } else if (flags.has("num-experts") || flags.has("num-experts-per-tok") ||
              flags.has("moe-intermediate-size")) {
-    throw UsageError("the expert flags need --model-type qwen3_moe");
+    throw UsageError("the expert flags need --model-type qwen3_moe or gpt_oss");
   }
   if (c.num_attention_heads % c.num_key_value_heads != 0) {
     throw UsageError("--num-heads must be a multiple of --num-kv-heads");

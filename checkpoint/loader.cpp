@@ -216,6 +216,20 @@ Tensor load_matrix(const CheckpointFiles& files, const CheckpointFiles::Found& s
   return to_fp32(src).to(want);
 }
 
+// A tensor the engine keeps as raw bytes (MXFP4 blocks and scales): a view of the mapping.
+Tensor load_bytes(const CheckpointFiles& files, const CheckpointFiles::Found& src, bool* viewed) {
+  const SafetensorsTensor& t = *src.tensor;
+  if (t.dtype != SafetensorsDtype::kU8) {
+    fail_tensor(src.file->path(), t.name,
+                std::string("dtype ") + dtype_name(t.dtype) +
+                    " is not supported here (MXFP4 blocks and scales are U8)");
+  }
+  const std::span<const uint8_t> bytes = src.file->bytes(t);
+  *viewed = true;
+  return Tensor::view(const_cast<uint8_t*>(bytes.data()), t.shape, DType::u8,
+                      files.owner(src.file));
+}
+
 // One slot's rows of a fused checkpoint matrix (model/fused_projections.h), which is checked
 // against config.json's shape and loaded once into `cache` for all its slots.
 Tensor load_fused_rows(const CheckpointFiles& files, const FusedSlice& part, const WeightSlot& slot,
@@ -286,6 +300,10 @@ LoadedModel load_model(const std::string& model_dir, const LoadOptions& options)
       fail_tensor(src->file->path(), slot.name,
                   "shape " + shape_string(src->tensor->shape) + " does not match " + config_path +
                       ", which implies " + shape_string(slot.shape));
+    }
+    if (slot.raw_bytes) {
+      *slot.tensor = load_bytes(files, *src, &viewed);
+      continue;
     }
     *slot.tensor =
         slot.shape.size() == 2 ? load_matrix(files, *src, matrix_type, &viewed) : to_fp32(*src);

@@ -4,11 +4,13 @@
 #include "model/model_weights.h"
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <numbers>
 #include <string>
 
 #include "checkpoint/loader.h"
+#include "kernels/mxfp4.h"
 
 namespace ps {
 namespace {
@@ -54,9 +56,32 @@ ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed) {
   config.validate("random weights");
   ModelWeights w;
   w.config = config;
+  std::map<std::string, Tensor> mxfp4_scales;  // made with their blocks, placed in their slot
   for (WeightSlot& slot : weight_slots(w)) {
+    if (slot.raw_bytes && slot.name.ends_with("_scales")) {
+      *slot.tensor = mxfp4_scales.at(slot.name);
+      continue;
+    }
+    if (slot.raw_bytes) {  // MXFP4 blocks [.., rows, k / 32, 16]: normal weights, rounded
+      const int64_t k = slot.shape[slot.shape.size() - 2] * 32;
+      int64_t rows = 1;
+      for (size_t d = 0; d + 2 < slot.shape.size(); ++d) rows *= slot.shape[d];
+      Tensor dense = Tensor::empty({rows, k}, DType::f32);
+      fill_normal(dense, tensor_key(seed, slot.name), kInitStd);
+      Tensor blocks = Tensor::empty(slot.shape, DType::u8);
+      std::vector<int64_t> scale_shape(slot.shape.begin(), slot.shape.end() - 1);
+      Tensor scales = Tensor::empty(scale_shape, DType::u8);
+      mxfp4_quantize(dense.data_ptr<float>(), rows, k, static_cast<uint8_t*>(blocks.data_ptr()),
+                     static_cast<uint8_t*>(scales.data_ptr()));
+      *slot.tensor = blocks;
+      const std::string stem = slot.name.substr(0, slot.name.size() - std::string("blocks").size());
+      mxfp4_scales[stem + "scales"] = scales;
+      continue;
+    }
     Tensor t = Tensor::empty(slot.shape, DType::f32);
-    if (is_norm_weight(slot.name) && config.gemma_layout()) {
+    if (slot.name.ends_with("self_attn.sinks")) {
+      fill_normal(t, tensor_key(seed, slot.name), 1.0f);  // O(1), as trained sinks are
+    } else if (is_norm_weight(slot.name) && config.gemma_layout()) {
       // Gemma applies (1 + w): weights near 0 (its init is zeros), not all 0, so that a runner
       // that forgot the 1, or applied w alone, is visibly wrong.
       fill_normal(t, tensor_key(seed, slot.name), 0.1f);

@@ -14,7 +14,7 @@ std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtyp
   for (const WeightSlot& slot : weight_slots(copy)) {
     const std::optional<FusedSlice> part = fused_slice_of(copy.config, slot.name);
     if (!part) {
-      out.push_back({slot.name, slot.tensor->to(dtype)});
+      out.push_back({slot.name, slot.raw_bytes ? *slot.tensor : slot.tensor->to(dtype)});
       continue;
     }
     auto it = fused.find(part->stored_name);
@@ -39,6 +39,7 @@ std::vector<SafetensorsEntry> safetensors_entries(const std::vector<StoredTensor
     const DType d = t.tensor.dtype();
     const SafetensorsDtype sd = d == DType::bf16  ? SafetensorsDtype::kBF16
                                 : d == DType::f16 ? SafetensorsDtype::kF16
+                                : d == DType::u8  ? SafetensorsDtype::kU8
                                                   : SafetensorsDtype::kF32;
     entries.push_back({t.name, sd, t.tensor.sizes(),
                        std::span<const uint8_t>(static_cast<const uint8_t*>(t.tensor.data_ptr()),

@@ -18,7 +18,7 @@ struct StoredTensor {
 
 std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtype);
 
-// The safetensors entries that write `stored` (f32, bf16 or f16 tensors): views of their data,
+// The safetensors entries that write `stored` (f32, bf16, f16 or u8 tensors): views of their data,
 // so `stored` must outlive the write.
 std::vector<SafetensorsEntry> safetensors_entries(const std::vector<StoredTensor>& stored);
 

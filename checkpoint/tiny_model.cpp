@@ -158,10 +158,13 @@ void write_tiny_model(const std::string& dir_name, const TinyModelOptions& optio
   if (options.shards < 1) {
     throw std::runtime_error("make-tiny-model: --shards must be at least 1");
   }
+  // phi3: qkv_proj and gate_up_proj fused; gpt_oss: norms 2, attention 4 + 4 biases + sinks,
+  // router 2, experts 6.
+  const int32_t per_layer = c.gpt_oss() ? 19
+                                        : (c.model_type == "phi3" ? 6 : 9) +
+                                              (c.attention_bias ? 3 : 0) + (c.qk_norm ? 2 : 0);
   const int32_t tensor_count =
-      2 + (c.tie_word_embeddings ? 0 : 1) +
-      c.num_hidden_layers * ((c.model_type == "phi3" ? 6 : 9) + (c.attention_bias ? 3 : 0) +
-                             (c.qk_norm ? 2 : 0));  // phi3: qkv_proj and gate_up_proj fused
+      2 + (c.tie_word_embeddings ? 0 : 1) + c.num_hidden_layers * per_layer;
   if (options.shards > tensor_count) {
     throw std::runtime_error("make-tiny-model: " + std::to_string(options.shards) +
                              " shards for only " + std::to_string(tensor_count) + " tensors");

@@ -199,6 +199,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     if (last && R == 0) break;
     pa.q = qkvs;
     pa.window = c.layer_window(int32_t(l));
+    pa.sinks = ptr(w.sinks);
     pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
     pa.out = attn.get(T * Q);
     paged_attention(pa);
@@ -217,7 +218,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     const Rows rows = M < T ? Rows::kSampled : Rows::kAll;
     // Gemma normalizes the branch's output before the residual add; the others fuse the add.
     float* out = w.attn_out_norm.defined() ? branch.get(M * H) : xs;
-    project(attn_rows, M, w.o_proj, {}, out, /*accumulate=*/out == xs);
+    project(attn_rows, M, w.o_proj, w.o_bias, out, /*accumulate=*/out == xs);
     if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, Q, out, H);
     if (out != xs) {
       rms_norm_rows(out, H, nullptr, M, H, ptr(w.attn_out_norm), c.rms_norm_eps, out, H);
@@ -356,7 +357,8 @@ int64_t ModelRunner::weight_bytes() const {
       m.projection_bytes_held() + (m.embed_from_lm_head ? 0 : bytes(m.embed)) + bytes(m.final_norm);
   for (const PackedLayer& l : m.layers) {
     total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
-             bytes(l.post_norm) + bytes(l.attn_out_norm) + bytes(l.mlp_out_norm);
+             bytes(l.post_norm) + bytes(l.attn_out_norm) + bytes(l.mlp_out_norm) + bytes(l.o_bias) +
+             bytes(l.sinks);
   }
   return total;
 }

@@ -12,6 +12,8 @@
 namespace ps {
 namespace {
 
+constexpr float kGptOssSwigluAlpha = 1.702f;  // fixed in gpt-oss's code, not in its config
+
 Tensor f32(const Tensor& t, const char* what) {
   if (!t.defined()) throw std::invalid_argument(std::string("MoeLayer: missing ") + what);
   return t.to(DType::f32);
@@ -85,12 +87,14 @@ MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& 
     throw std::invalid_argument("MoeLayer: at most 512 experts are supported, the config has " +
                                 std::to_string(moe_.num_experts));
   }
-  if (!w.defined() || int64_t(w.experts.size()) != moe_.num_experts ||
+  const size_t listed = moe_.gpt_oss_experts ? 0 : size_t(moe_.num_experts);
+  if (!w.defined() || w.experts.size() != listed ||
       int64_t(w.shared.size()) != moe_.num_shared_experts) {
     throw std::invalid_argument("MoeLayer: the layer's experts do not match the config");
   }
   router_ = projection(f32(w.router, "router"), tuner);
   const int64_t I = moe_.moe_intermediate_size;
+  if (moe_.gpt_oss_experts) load_gpt_oss_experts(w);
   for (const ExpertWeights& e : w.experts) {
     auto [gate_up, down] = fused_mlp({e});
     gate_up_.push_back(projection(gate_up, tuner));
@@ -110,6 +114,51 @@ MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& 
   }
 }
 
+void MoeLayer::load_gpt_oss_experts(const MoeLayerWeights& w) {
+  const BasicMxfp4Experts<Tensor>& m = w.mxfp4;
+  const int64_t E = moe_.num_experts, I = moe_.moe_intermediate_size, H = hidden_;
+  const std::vector<int64_t> gu_blocks{E, 2 * I, H / 32, 16}, gu_scales{E, 2 * I, H / 32},
+      d_blocks{E, H, I / 32, 16}, d_scales{E, H, I / 32};
+  auto bytes = [](const Tensor& t, const std::vector<int64_t>& shape, const char* what) {
+    if (!t.defined() || t.dtype() != DType::u8 || t.sizes() != shape) {
+      throw std::invalid_argument(std::string("MoeLayer: gpt_oss expert ") + what +
+                                  " missing or not uint8 of the config's shape");
+    }
+    return static_cast<const uint8_t*>(t.data_ptr());
+  };
+  const uint8_t* gub = bytes(m.gate_up_blocks, gu_blocks, "gate_up_proj_blocks");
+  const uint8_t* gus = bytes(m.gate_up_scales, gu_scales, "gate_up_proj_scales");
+  const uint8_t* db = bytes(m.down_blocks, d_blocks, "down_proj_blocks");
+  const uint8_t* ds = bytes(m.down_scales, d_scales, "down_proj_scales");
+  const Tensor rb = f32(w.router_bias, "router bias"), gub_f = f32(m.gate_up_bias, "gate_up bias"),
+               db_f = f32(m.down_bias, "down bias");
+  if (rb.numel() != E || gub_f.numel() != E * 2 * I || db_f.numel() != E * H) {
+    throw std::invalid_argument("MoeLayer: gpt_oss bias shapes do not match the config");
+  }
+  router_bias_.assign(rb.data_ptr<float>(), rb.data_ptr<float>() + E);
+  // A gate_up row holds H / 32 blocks of 16 bytes and H / 32 scales; row 2i is gate row i and
+  // row 2i + 1 up row i, which go to rows i and I + i.
+  const int64_t row_bytes = H / 2, row_scales = H / 32;
+  std::vector<uint8_t> blocks(size_t(2 * I * row_bytes)), scales(size_t(2 * I * row_scales));
+  for (int64_t e = 0; e < E; ++e) {
+    const uint8_t* eb = gub + e * 2 * I * row_bytes;
+    const uint8_t* es = gus + e * 2 * I * row_scales;
+    const float* bias = gub_f.data_ptr<float>() + e * 2 * I;
+    std::vector<float> split_bias(size_t(2 * I));
+    for (int64_t r = 0; r < 2 * I; ++r) {
+      const int64_t to = (r % 2 == 0) ? r / 2 : I + r / 2;
+      std::memcpy(blocks.data() + to * row_bytes, eb + r * row_bytes, size_t(row_bytes));
+      std::memcpy(scales.data() + to * row_scales, es + r * row_scales, size_t(row_scales));
+      split_bias[size_t(to)] = bias[r];
+    }
+    gate_up_.emplace_back(Mxfp4Matrix{blocks.data(), scales.data(), 2 * I, H});
+    gate_up_bias_.push_back(std::move(split_bias));
+    down_.emplace_back(Mxfp4Matrix{db + e * H * (I / 2), ds + e * H * (I / 32), H, I});
+    const float* dbias = db_f.data_ptr<float>() + e * H;
+    down_bias_.emplace_back(dbias, dbias + H);
+  }
+}
+
 void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const {
   const int64_t H = hidden_, E = moe_.num_experts, k = moe_.num_experts_per_tok;
   const int64_t I = moe_.moe_intermediate_size, A = rows * k;  // A: (row, expert) assignments
@@ -118,7 +167,7 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
 
   // 1. Route: one product for the router logits, then softmax / top-k per row.
   float* logits = grow(s->logits, rows * E);
-  router_.run(x, rows, nullptr, logits, false);
+  router_.run(x, rows, router_bias_.empty() ? nullptr : router_bias_.data(), logits, false);
   int32_t* experts = grow(s->experts, A);
   float* weights = grow(s->weights, A);
   parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {
@@ -158,6 +207,15 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
   for (int64_t e = 0; e < E; ++e) {
     const int64_t begin = start[e], n = start[e + 1] - start[e];
     if (n == 0) continue;
+    if (moe_.gpt_oss_experts) {
+      gate_up_[size_t(e)].run(gathered + begin * H, n, gate_up_bias_[size_t(e)].data(),
+                              gu + begin * 2 * I, false);
+      clamped_swiglu_rows(gu + begin * 2 * I, n, I, moe_.swiglu_limit, kGptOssSwigluAlpha,
+                          act + begin * I);
+      down_[size_t(e)].run(act + begin * I, n, down_bias_[size_t(e)].data(), out + begin * H,
+                           false);
+      continue;
+    }
     gate_up_[size_t(e)].run(gathered + begin * H, n, nullptr, gu + begin * 2 * I, false);
     silu_mul_rows(gu + begin * 2 * I, n, I, act + begin * I);
     down_[size_t(e)].run(act + begin * I, n, nullptr, out + begin * H, false);

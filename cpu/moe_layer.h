@@ -36,11 +36,17 @@ class MoeLayer {
   const std::vector<int64_t>& last_expert_rows() const { return last_rows_; }
 
  private:
+  // gpt_oss: the router and experts from their fused MXFP4 tensors, gate and up rows moved
+  // apart into the [gate | up] layout the activation reads, each expert's biases beside it.
+  void load_gpt_oss_experts(const MoeLayerWeights& w);
+
   MoeConfig moe_;
   int64_t hidden_ = 0, shared_width_ = 0;
   Projection router_;
-  std::vector<Projection> gate_up_, down_;   // per routed expert
-  Projection shared_gate_up_, shared_down_;  // all shared experts as one wide MLP
+  std::vector<float> router_bias_;                            // gpt_oss [E]
+  std::vector<std::vector<float>> gate_up_bias_, down_bias_;  // gpt_oss, per expert
+  std::vector<Projection> gate_up_, down_;                    // per routed expert
+  Projection shared_gate_up_, shared_down_;                   // all shared experts as one wide MLP
   mutable std::vector<int64_t> last_rows_;
 };
 

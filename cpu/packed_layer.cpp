@@ -61,6 +61,10 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.k_norm = norm_weight(l.k_norm, c, "k_norm");
   }
   p.o_proj = projection(matrix(l.o_proj, "o_proj"), tuner, o);
+  if (c.gpt_oss()) {
+    p.o_bias = dense_f32(l.o_bias, "o_proj bias");
+    p.sinks = dense_f32(l.sinks, "sinks");
+  }
   if (c.gemma_layout()) {
     p.attn_out_norm = norm_weight(l.post_attention_layernorm, c, "post_attention_layernorm");
     p.post_norm = norm_weight(l.pre_feedforward_layernorm, c, "pre_feedforward_layernorm");
@@ -77,8 +81,10 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.down = projection(matrix(l.down_proj, "down_proj"), tuner, o);
   }
   const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
-  const bool ok = p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
-                  p.input_norm.numel() == h && p.post_norm.numel() == h;
+  const bool ok =
+      p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
+      p.input_norm.numel() == h && p.post_norm.numel() == h &&
+      (!c.gpt_oss() || (p.o_bias.numel() == h && p.sinks.numel() == c.num_attention_heads));
   if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
   return p;
 }

@@ -22,7 +22,9 @@ struct PackedLayer {
   // post_norm: the norm before the MLP (Gemma's pre_feedforward_layernorm). attn_out_norm and
   // mlp_out_norm: Gemma's norms on each branch's output (post_attention_layernorm and
   // post_feedforward_layernorm), undefined elsewhere. Gemma's (1 + w) is folded in at packing.
-  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm, attn_out_norm, mlp_out_norm;
+  // o_bias and sinks: gpt-oss's o_proj bias and per-head attention sink logits.
+  Tensor input_norm, qkv_bias, q_norm, k_norm, post_norm, attn_out_norm, mlp_out_norm, o_bias,
+      sinks;
   Projection qkv, o_proj, gate_up, down;
   std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
 };

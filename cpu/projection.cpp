@@ -34,6 +34,8 @@ Projection::Projection(const Tensor& w, PanelFormat format, int64_t group) {
   packed_ = PackedWeight(w.data_ptr(), src, n_, k_, format, group);
 }
 
+Projection::Projection(const Mxfp4Matrix& m) : packed_(m), n_(m.rows), k_(m.k) {}
+
 void Projection::run(const float* x, int64_t m, const float* bias, float* y,
                      bool accumulate) const {
   if (plan_.for_rows(m) == LinearKernel::blas) {

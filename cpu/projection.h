@@ -6,6 +6,7 @@
 
 #include "kernels/blas_linear.h"
 #include "kernels/linear_tuner.h"
+#include "kernels/mxfp4.h"
 #include "kernels/packed_linear.h"
 #include "model/tensor.h"
 
@@ -24,6 +25,9 @@ class Projection {
   // from fp32/bf16/f16 with `group` input columns per scale, 0 = per output channel). No BLAS
   // candidate: OpenBLAS would need an fp32 copy of the weight, the memory this saves.
   Projection(const Tensor& w, PanelFormat format, int64_t group);
+
+  // MXFP4 panels (a checkpoint's blocks and scales, kept 4-bit): gpt-oss's experts.
+  explicit Projection(const Mxfp4Matrix& m);
 
   void run(const float* x, int64_t m, const float* bias, float* y, bool accumulate) const;
 

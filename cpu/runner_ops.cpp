@@ -160,6 +160,22 @@ void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out
   });
 }
 
+void clamped_swiglu_rows(const float* gu, int64_t rows, int64_t inter, float limit, float alpha,
+                         float* out) {
+  parallel_for(0, rows, grain_for(2 * inter), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* g = gu + r * 2 * inter;
+      const float* u = g + inter;
+      float* o = out + r * inter;
+      for (int64_t j = 0; j < inter; ++j) {
+        const float gate = std::min(g[j], limit);
+        const float up = std::clamp(u[j], -limit, limit);
+        o[j] = (up + 1.0f) * (gate / (1.0f + std::exp(-alpha * gate)));
+      }
+    }
+  });
+}
+
 void add_into(const float* x, int64_t n, float* y) {
   parallel_for(0, n, 1 << 14, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) y[i] += x[i];

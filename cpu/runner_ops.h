@@ -46,6 +46,11 @@ void silu_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out);
 // gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
 void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out);
 
+// out[r][j] = (clamp(u, -limit, limit) + 1) * g * sigmoid(alpha * g) with g = min(gate, limit),
+// gate = gu[r][j] and u = gu[r][inter + j]: gpt-oss's expert activation (alpha 1.702).
+void clamped_swiglu_rows(const float* gu, int64_t rows, int64_t inter, float limit, float alpha,
+                         float* out);
+
 // y[i] += x[i] for n floats (a residual add after a norm that cannot fuse into the projection).
 void add_into(const float* x, int64_t n, float* y);
 // x[i] *= factor for n floats.

@@ -81,22 +81,8 @@ void read_gemma_fields(const nlohmann::json& j, const std::string& origin, Model
   c->rope_local_base_freq =
       gemma2 ? c->rope_theta : number_or(j, "rope_local_base_freq", 10000.0f, origin);
   c->query_pre_attn_scalar = number_or(j, "query_pre_attn_scalar", float(c->head_dim), origin);
-  c->layer_types.assign(layers, LayerType::sliding_attention);
   if (has(j, "layer_types")) {
-    const nlohmann::json& list = j.at("layer_types");
-    if (!list.is_array() || list.size() != layers) {
-      fail(origin, "layer_types must be a list of num_hidden_layers (" + std::to_string(layers) +
-                       ") entries");
-    }
-    for (size_t i = 0; i < layers; ++i) {
-      const nlohmann::json& v = list[i];
-      if (v == "full_attention") {
-        c->layer_types[i] = LayerType::full_attention;
-      } else if (v != "sliding_attention") {
-        fail(origin, "layer_types[" + std::to_string(i) + "] is " + v.dump() +
-                         "; each entry is \"full_attention\" or \"sliding_attention\"");
-      }
-    }
+    read_layer_types(j, origin, {}, c);
     return;
   }
   int64_t pattern = gemma2 ? 2 : 6;
@@ -109,17 +95,51 @@ void read_gemma_fields(const nlohmann::json& j, const std::string& origin, Model
     pattern = std::min<int64_t>(v.get<int64_t>(), 1 << 20);
     break;
   }
+  c->layer_types.assign(layers, LayerType::sliding_attention);
   for (size_t i = 0; i < layers; ++i) {
     if ((int64_t(i) + 1) % pattern == 0) c->layer_types[i] = LayerType::full_attention;
   }
 }
 
+void read_layer_types(const nlohmann::json& j, const std::string& origin,
+                      std::vector<LayerType> fallback, ModelConfig* c) {
+  const auto layers = static_cast<size_t>(std::max(0, c->num_hidden_layers));
+  if (!has(j, "layer_types")) {
+    c->layer_types = std::move(fallback);
+    return;
+  }
+  c->layer_types.assign(layers, LayerType::sliding_attention);
+  const nlohmann::json& list = j.at("layer_types");
+  if (!list.is_array() || list.size() != layers) {
+    fail(origin, "layer_types must be a list of num_hidden_layers (" + std::to_string(layers) +
+                     ") entries");
+  }
+  for (size_t i = 0; i < layers; ++i) {
+    const nlohmann::json& v = list[i];
+    if (v == "full_attention") {
+      c->layer_types[i] = LayerType::full_attention;
+    } else if (v != "sliding_attention") {
+      fail(origin, "layer_types[" + std::to_string(i) + "] is " + v.dump() +
+                       "; each entry is \"full_attention\" or \"sliding_attention\"");
+    }
+  }
+}
+
+void write_layer_types(const ModelConfig& c, nlohmann::json* j) {
+  nlohmann::json list = nlohmann::json::array();
+  for (LayerType t : c.layer_types) {
+    list.push_back(t == LayerType::full_attention ? "full_attention" : "sliding_attention");
+  }
+  (*j)["layer_types"] = std::move(list);
+  (*j)["sliding_window"] = c.sliding_window;
+}
+
 void validate_layer_types(const ModelConfig& c, const std::string& origin) {
   if (c.layer_types.empty()) return;
-  if (!c.gemma_layout()) {
+  if (!c.gemma_layout() && !c.gpt_oss()) {
     fail(origin,
-         "per-layer attention kinds (layer_types) are only read for gemma3_text and "
-         "gemma2, not " +
+         "per-layer attention kinds (layer_types) are only read for gemma3_text, gemma2 and "
+         "gpt_oss, not " +
              c.model_type);
   }
   if (!(c.attn_logit_softcapping >= 0) || !(c.final_logit_softcapping >= 0)) {
@@ -137,12 +157,7 @@ void validate_layer_types(const ModelConfig& c, const std::string& origin) {
 
 void write_gemma3_fields(const ModelConfig& c, nlohmann::json* j) {
   if (!c.gemma_layout()) return;
-  nlohmann::json list = nlohmann::json::array();
-  for (LayerType t : c.layer_types) {
-    list.push_back(t == LayerType::full_attention ? "full_attention" : "sliding_attention");
-  }
-  (*j)["layer_types"] = std::move(list);
-  (*j)["sliding_window"] = c.sliding_window;
+  write_layer_types(c, j);
   (*j)["rope_local_base_freq"] = c.rope_local_base_freq;
   (*j)["query_pre_attn_scalar"] =
       c.query_pre_attn_scalar > 0 ? c.query_pre_attn_scalar : float(c.head_dim);

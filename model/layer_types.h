@@ -6,14 +6,14 @@
 // rest slide, as transformers' Gemma3TextConfig builds it. Read, checked and written back beside
 // model_config.cpp's fields.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "model/model_config.h"
 #include "model/rope_scaling.h"
 
 namespace ps {
-
-struct ModelConfig;
 
 // A multimodal `gemma3` config.json's language model: its text_config as a gemma3_text
 // config.json text (the vision tower is not served), the top level's token ids and tying filling
@@ -26,8 +26,14 @@ std::string gemma3_text_config(const nlohmann::json& config, const std::string& 
 // std::runtime_error naming the file and field, also for what the engine does not do
 // (bidirectional attention, another activation).
 void read_gemma_fields(const nlohmann::json& config, const std::string& origin, ModelConfig* c);
+// c->layer_types from config.json's `layer_types` list (one "full_attention" or
+// "sliding_attention" per layer, checked), or `fallback` when the config has none.
+void read_layer_types(const nlohmann::json& config, const std::string& origin,
+                      std::vector<LayerType> fallback, ModelConfig* c);
+// Writes layer_types and sliding_window.
+void write_layer_types(const ModelConfig& c, nlohmann::json* config);
 // One known kind per layer, a positive window when any layer slides, and only the Gemma
-// families carry them.
+// families and gpt_oss carry them.
 void validate_layer_types(const ModelConfig& c, const std::string& origin);
 // Adds layer_types, sliding_window, rope_local_base_freq, query_pre_attn_scalar and the
 // activation for a gemma3_text config (from_dir reads them back).

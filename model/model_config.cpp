@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 #include "model/config_json.h"
+#include "model/gpt_oss_config.h"
 #include "model/layer_types.h"
 #include "model/rope_layers.h"
 
@@ -97,30 +98,10 @@ std::vector<int32_t> get_id_list(const json& j, const char* key, const std::stri
   return ids;
 }
 
-// A float written as its shortest decimal (1e-06, not 9.999999974752427e-07).
-json shortest(float f) {
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof(buf), f);
-  return json(std::strtod(std::string(buf, res.ptr).c_str(), nullptr));
-}
-
-const char* architecture_of(const std::string& type) {
-  if (type == "qwen3") return "Qwen3ForCausalLM";
-  if (type == "qwen3_moe") return "Qwen3MoeForCausalLM";
-  if (type == "minimind") return "MiniMindForCausalLM";
-  if (type == "qwen2") return "Qwen2ForCausalLM";
-  if (type == "mistral") return "MistralForCausalLM";
-  if (type == "smollm3") return "SmolLM3ForCausalLM";
-  if (type == "phi3") return "Phi3ForCausalLM";
-  if (type == "gemma3_text") return "Gemma3ForCausalLM";
-  if (type == "gemma2") return "Gemma2ForCausalLM";
-  return "LlamaForCausalLM";
-}
-
 bool known_model_type(const std::string& type) {
   return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
          type == "qwen3_moe" || type == "minimind" || type == "smollm3" || type == "phi3" ||
-         type == "gemma3_text" || type == "gemma2";
+         type == "gemma3_text" || type == "gemma2" || type == "gpt_oss";
 }
 
 // The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
@@ -139,7 +120,7 @@ float ModelConfig::attention_scale() const {
 void ModelConfig::set_model_type(const std::string& type) {
   model_type = type;
   qk_norm = has_qk_norm(type);
-  attention_bias = type == "qwen2";
+  attention_bias = type == "qwen2" || type == "gpt_oss";
 }
 
 void ModelConfig::validate(const std::string& origin) const {
@@ -147,7 +128,7 @@ void ModelConfig::validate(const std::string& origin) const {
     fail(origin,
          "model_type \"" + model_type +
              "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3, phi3, gemma3_text, gemma2)");
+             "smollm3, phi3, gemma3_text, gemma2, gpt_oss)");
   }
   const std::pair<const char*, int32_t> positive[] = {
       {"hidden_size", hidden_size},
@@ -188,12 +169,13 @@ void ModelConfig::validate(const std::string& origin) const {
                      " (only qwen3, qwen3_moe, minimind, gemma3_text have q/k norms; use "
                      "set_model_type)");
   }
-  if (attention_bias != (model_type == "qwen2")) {
+  if (attention_bias != (model_type == "qwen2" || gpt_oss())) {
     fail(origin, "attention_bias is " + std::string(attention_bias ? "true" : "false") +
                      " but model_type is " + model_type +
-                     " (only qwen2 q/k/v biases are supported; use set_model_type)");
+                     " (only qwen2's and gpt_oss's biases are supported; use set_model_type)");
   }
   validate_moe(*this, origin);
+  validate_gpt_oss(*this, origin);
   validate_rope_layers(*this, origin);
   validate_layer_types(*this, origin);
   if (gemma_layout() && layer_types.empty()) {
@@ -213,12 +195,13 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     fail(origin,
          "model_type \"" + type +
              "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3, phi3, gemma3_text, gemma2)");
+             "smollm3, phi3, gemma3_text, gemma2, gpt_oss)");
   }
   c.set_model_type(type);
 
   // Gemma 3's multimodal configs leave most text fields to Gemma3TextConfig's defaults.
   const bool gemma = type == "gemma3_text";
+  const bool gpt_oss = type == "gpt_oss";
   auto gemma_default = [&](int32_t v) { return gemma ? std::optional(v) : std::nullopt; };
   c.hidden_size = get_int(j, "hidden_size", gemma_default(2304), origin);
   c.num_hidden_layers = get_int(j, "num_hidden_layers", gemma_default(26), origin);
@@ -234,6 +217,8 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   c.max_position_embeddings = get_int(j, "max_position_embeddings", gemma ? 131072 : 4096, origin);
   if (gemma && !has(j, "head_dim")) {
     c.head_dim = 256;
+  } else if (gpt_oss && !has(j, "head_dim")) {
+    c.head_dim = 64;  // GptOssConfig's default
   } else if (has(j, "head_dim")) {
     c.head_dim = get_int(j, "head_dim", std::nullopt, origin);
   } else {
@@ -248,9 +233,10 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   c.rope_theta = get_float(j, "rope_theta",
                            type == "smollm3"       ? 2e6f
                            : type == "gemma3_text" ? 1e6f
+                           : gpt_oss               ? 150000.0f
                                                    : 10000.0f,
                            origin);
-  c.rms_norm_eps = get_float(j, "rms_norm_eps", type == "phi3" ? 1e-5f : 1e-6f, origin);
+  c.rms_norm_eps = get_float(j, "rms_norm_eps", type == "phi3" || gpt_oss ? 1e-5f : 1e-6f, origin);
   const std::optional<bool> tie = get_bool(j, "tie_word_embeddings", origin);
   // False is the HF default for the Llama/Qwen families; MiniMind, SmolLM3 and Gemma tie by
   // default.
@@ -261,8 +247,12 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   if (!type.starts_with("gemma") && has(j, "hidden_act") && j.at("hidden_act") != "silu") {
     fail(origin, "hidden_act " + j.at("hidden_act").dump() + " is not supported (only silu)");
   }
-  // qwen2 always has q/k/v biases and reads no flag; elsewhere a bias would also sit on o_proj.
-  if (type != "qwen2" && get_bool(j, "attention_bias", origin).value_or(false)) {
+  // qwen2 always has q/k/v biases and reads no flag; elsewhere a bias would also sit on o_proj,
+  // which gpt_oss always has (GptOssConfig's attention_bias defaults to true).
+  if (gpt_oss && !get_bool(j, "attention_bias", origin).value_or(true)) {
+    fail(origin, "attention_bias false is not supported for model_type gpt_oss");
+  }
+  if (type != "qwen2" && !gpt_oss && get_bool(j, "attention_bias", origin).value_or(false)) {
     fail(origin, "attention_bias true is not supported for model_type " + type);
   }
   if (get_bool(j, "lm_head_bias", origin).value_or(false)) {  // a Phi-3 flag
@@ -309,6 +299,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
 
   if (type == "smollm3") read_rope_layers(j, origin, &c);
   if (type == "gemma3_text" || type == "gemma2") read_gemma_fields(j, origin, &c);
+  if (gpt_oss) read_gpt_oss_fields(j, origin, &c);
   if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
   read_moe_fields(j, origin, &c);
 
@@ -353,47 +344,6 @@ ModelConfig ModelConfig::from_dir(const std::string& model_dir) {
     }
   }
   return c;
-}
-
-std::string ModelConfig::to_json() const {
-  json j;
-  j["architectures"] = {architecture_of(model_type)};
-  j["model_type"] = model_type;
-  j["hidden_size"] = hidden_size;
-  j["num_hidden_layers"] = num_hidden_layers;
-  j["num_attention_heads"] = num_attention_heads;
-  j["num_key_value_heads"] = num_key_value_heads;
-  j["head_dim"] = head_dim;
-  j["intermediate_size"] = intermediate_size;
-  j["vocab_size"] = vocab_size;
-  j["max_position_embeddings"] = max_position_embeddings;
-  j["rope_theta"] = shortest(rope_theta);
-  j["rms_norm_eps"] = shortest(rms_norm_eps);
-  j["rope_scaling"] = rope_scaling_to_json(rope_scaling);
-  if (rope_scaling.type == RopeType::longrope && rope_scaling.original_max_position_embeddings) {
-    // Where Phi-3 and transformers v4's LongRoPE read it.
-    j["rope_scaling"].erase("original_max_position_embeddings");
-    j["original_max_position_embeddings"] = *rope_scaling.original_max_position_embeddings;
-  }
-  if (partial_rotary_factor != 1.0f) j["partial_rotary_factor"] = shortest(partial_rotary_factor);
-  j["hidden_act"] = "silu";
-  j["tie_word_embeddings"] = tie_word_embeddings;
-  if (model_type != "qwen2") j["attention_bias"] = false;
-  if (model_type == "qwen2" || model_type.starts_with("qwen3") || model_type == "smollm3") {
-    j["use_sliding_window"] = false;
-  }
-  if (model_type == "mistral" || model_type == "phi3") j["sliding_window"] = nullptr;
-  write_rope_layers(*this, &j);
-  write_gemma3_fields(*this, &j);
-  if (!eos_token_ids.empty()) {
-    j["eos_token_id"] = eos_token_ids.size() == 1 ? json(eos_token_ids[0]) : json(eos_token_ids);
-  }
-  if (bos_token_id >= 0) j["bos_token_id"] = bos_token_id;
-  write_moe_fields(*this, &j);
-  j["torch_dtype"] = "float32";
-  j["initializer_range"] = 0.02;
-  j["use_cache"] = true;
-  return j.dump(2) + "\n";
 }
 
 }  // namespace ps

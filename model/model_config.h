@@ -14,7 +14,7 @@ enum class LayerType : uint8_t { full_attention, sliding_attention };
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
   // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3 | phi3 | gemma3_text |
-  // gemma2
+  // gemma2 | gpt_oss
   std::string model_type = "qwen3";
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
@@ -48,8 +48,9 @@ struct ModelConfig {
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
   // checkpoint has no lm_head.weight (checkpoints that rely on the library default).
   bool tie_word_embeddings_stated = true;
-  bool qk_norm = true;          // qwen3, qwen3_moe, MiniMind 3: RMSNorm over each head of q and k
-  bool attention_bias = false;  // qwen2: q/k/v projections carry a bias
+  bool qk_norm = true;  // qwen3, qwen3_moe, MiniMind 3: RMSNorm over each head of q and k
+  // qwen2: q/k/v projections carry a bias; gpt_oss: q/k/v and o_proj (gpt_oss_layout()).
+  bool attention_bias = false;
   std::vector<int32_t> eos_token_ids;  // from generation_config.json (or config.json)
   int32_t bos_token_id = -1;
   MoeConfig moe;  // qwen3_moe, minimind with use_moe (moe_config.h)
@@ -86,6 +87,10 @@ struct ModelConfig {
   // Gemma 2 and 3's layer: RMSNorm weights applied as (1 + w), a norm after attention and after the
   // MLP as well as before each, a GELU-tanh gated MLP, embeddings scaled by sqrt(hidden_size).
   bool gemma_layout() const { return model_type == "gemma3_text" || model_type == "gemma2"; }
+  // gpt-oss's layer (gpt_oss_config.h): o_proj has a bias too, each head a learned attention
+  // sink (a logit that joins the softmax's denominator and attends to nothing), the MLP is MXFP4
+  // experts.
+  bool gpt_oss() const { return model_type == "gpt_oss"; }
   // Scores are q.k times this: 1 / sqrt(query_pre_attn_scalar), else 1 / sqrt(head_dim).
   float attention_scale() const;
 

@@ -121,6 +121,7 @@ int32_t minimind_default_intermediate_size(const json& config, int32_t hidden) {
 }
 
 void read_moe_fields(const json& j, const std::string& origin, ModelConfig* c) {
+  if (c->model_type == "gpt_oss") return;  // read_gpt_oss_fields
   c->moe = MoeConfig{};
   if (c->model_type == "qwen3_moe") read_qwen3_moe(j, origin, &c->moe);
   if (c->model_type == "minimind") {
@@ -143,9 +144,9 @@ void validate_moe(const ModelConfig& c, const std::string& origin) {
     if (m.num_shared_experts != 0) fail(origin, "shared experts without routed experts");
     return;
   }
-  if (c.model_type != "qwen3_moe" && c.model_type != "minimind") {
-    fail(origin,
-         "experts are only supported for model_type qwen3_moe and minimind, not " + c.model_type);
+  if (c.model_type != "qwen3_moe" && c.model_type != "minimind" && c.model_type != "gpt_oss") {
+    fail(origin, "experts are only supported for model_type qwen3_moe, minimind and gpt_oss, not " +
+                     c.model_type);
   }
   if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_experts) {
     fail(origin, "num_experts_per_tok must be between 1 and the number of experts (" +

@@ -1,6 +1,7 @@
 #pragma once
 // The mixture-of-experts part of a decoder's shape: Qwen3-MoE (`qwen3_moe`) and MiniMind's own
-// format (`minimind`, dense or `use_moe`). Parsed from config.json by ModelConfig::from_json.
+// format (`minimind`, dense or `use_moe`); gpt_oss's own fields are gpt_oss_config.cpp's. Parsed
+// from config.json by ModelConfig::from_json.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct MoeConfig {
   // MiniMind's older generation: dense experts of intermediate_size every token passes through,
   // added with weight 1 to the routed sum.
   int32_t num_shared_experts = 0;
+  // gpt_oss (gpt_oss_config.h): a bias on the router and on each expert's projections, gate and
+  // up rows interleaved in the checkpoint (gate even, up odd), the activation
+  // (clamp(up, +-limit) + 1) * g * sigmoid(1.702 g) with g = min(gate, limit), MXFP4 weights.
+  bool gpt_oss_experts = false;
+  float swiglu_limit = 0.0f;
 
   bool enabled() const { return num_experts > 0; }
   bool is_sparse_layer(int32_t layer) const;

@@ -21,12 +21,25 @@ struct BasicExpertWeights {
   T down_proj;           // [hidden, width]
 };
 
+// gpt-oss's experts, all of a layer's in one tensor each, as its checkpoints store them: the
+// projections MXFP4 (kernels/mxfp4.h; blocks and scales are raw bytes), gate and up rows
+// interleaved (row 2i of gate_up is gate row i, row 2i + 1 up row i), biases beside them.
+template <typename T>
+struct BasicMxfp4Experts {
+  T gate_up_blocks, gate_up_scales;  // [E, 2 * width, hidden / 32, 16], [E, 2 * width, hidden / 32]
+  T gate_up_bias;                    // [E, 2 * width]
+  T down_blocks, down_scales;        // [E, hidden, width / 32, 16], [E, hidden, width / 32]
+  T down_bias;                       // [E, hidden]
+};
+
 // Empty (no router) in a dense layer.
 template <typename T>
 struct BasicMoeLayerWeights {
-  T router;                                    // mlp.gate.weight [num_experts, hidden]
+  T router;       // mlp.gate.weight [num_experts, hidden] (gpt_oss: mlp.router.weight)
+  T router_bias;  // gpt_oss: mlp.router.bias [num_experts]
   std::vector<BasicExpertWeights<T>> experts;  // mlp.experts.J.*, moe_intermediate_size wide
   std::vector<BasicExpertWeights<T>> shared;   // mlp.shared_experts.K.* (MiniMind 2)
+  BasicMxfp4Experts<T> mxfp4;                  // gpt_oss, instead of `experts`
   bool defined() const { return router.defined(); }
 };
 
@@ -34,7 +47,9 @@ template <typename T>
 struct BasicLayerWeights {
   T input_layernorm;           // [hidden]
   T q_proj, k_proj, v_proj;    // [heads*hd, hidden], [kv*hd, hidden], [kv*hd, hidden]
-  T q_bias, k_bias, v_bias;    // qwen2 only
+  T q_bias, k_bias, v_bias;    // qwen2 and gpt_oss
+  T o_bias;                    // [hidden], gpt_oss only
+  T sinks;                     // [heads], gpt_oss's per-head attention sink logits
   T q_norm, k_norm;            // [head_dim], qwen3 only
   T o_proj;                    // [hidden, heads*hd]
   T post_attention_layernorm;  // [hidden]; Gemma 3: on the attention's output, before the add
@@ -61,6 +76,7 @@ struct BasicWeightSlot {
   std::string name;
   std::vector<int64_t> shape;
   T* tensor;
+  bool raw_bytes = false;  // stored as uint8 and kept so (MXFP4 blocks and scales)
 };
 
 template <typename T>
@@ -73,9 +89,32 @@ void append_expert_slots(const std::string& name, int64_t hidden, int64_t width,
 
 // The slots of a sparse MLP (router, then each expert's gate, up, down, then the shared
 // experts) under `prefix` ("model.layers.N."). Sizes `w`'s expert lists first.
+// gpt-oss's router and fused MXFP4 experts under `prefix` ("model.layers.N.").
+template <typename T>
+void append_gpt_oss_moe_slots(const ModelConfig& c, const std::string& prefix,
+                              BasicMoeLayerWeights<T>& w, std::vector<BasicWeightSlot<T>>* slots) {
+  const int64_t hidden = c.hidden_size, e = c.moe.num_experts, width = c.moe.moe_intermediate_size;
+  const std::string x = prefix + "mlp.experts.";
+  BasicMxfp4Experts<T>& m = w.mxfp4;
+  slots->push_back({prefix + "mlp.router.weight", {e, hidden}, &w.router});
+  slots->push_back({prefix + "mlp.router.bias", {e}, &w.router_bias});
+  slots->push_back(
+      {x + "gate_up_proj_blocks", {e, 2 * width, hidden / 32, 16}, &m.gate_up_blocks, true});
+  slots->push_back(
+      {x + "gate_up_proj_scales", {e, 2 * width, hidden / 32}, &m.gate_up_scales, true});
+  slots->push_back({x + "gate_up_proj_bias", {e, 2 * width}, &m.gate_up_bias});
+  slots->push_back({x + "down_proj_blocks", {e, hidden, width / 32, 16}, &m.down_blocks, true});
+  slots->push_back({x + "down_proj_scales", {e, hidden, width / 32}, &m.down_scales, true});
+  slots->push_back({x + "down_proj_bias", {e, hidden}, &m.down_bias});
+}
+
 template <typename T>
 void append_moe_slots(const ModelConfig& c, const std::string& prefix, BasicMoeLayerWeights<T>& w,
                       std::vector<BasicWeightSlot<T>>* slots) {
+  if (c.gpt_oss()) {
+    append_gpt_oss_moe_slots(c, prefix, w, slots);
+    return;
+  }
   const int64_t hidden = c.hidden_size;
   w.experts.resize(static_cast<size_t>(c.moe.num_experts));
   w.shared.resize(static_cast<size_t>(c.moe.num_shared_experts));
@@ -118,6 +157,10 @@ std::vector<BasicWeightSlot<T>> basic_weight_slots(BasicModelWeights<T>& w) {
       slots.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, &l.k_norm});
     }
     slots.push_back({p + "self_attn.o_proj.weight", {hidden, q}, &l.o_proj});
+    if (c.gpt_oss()) {
+      slots.push_back({p + "self_attn.o_proj.bias", {hidden}, &l.o_bias});
+      slots.push_back({p + "self_attn.sinks", {c.num_attention_heads}, &l.sinks});
+    }
     slots.push_back({p + "post_attention_layernorm.weight", {hidden}, &l.post_attention_layernorm});
     if (c.gemma_layout()) {
       slots.push_back(

@@ -77,8 +77,15 @@ at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at:
   at::Tensor masked = at::ones({T, T}, at::kBool).triu(1);                      // the future
   if (window > 0) masked = masked | at::ones({T, T}, at::kBool).tril(-window);  // q - k >= W
   scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
-  const at::Tensor out = at::matmul(at::softmax(scores, -1), v);  // [heads, T, hd]
-  return dense(out.transpose(0, 1).reshape({T, c.q_size()}), l.o_proj);
+  at::Tensor probs;
+  if (l.sinks.defined()) {  // gpt-oss: each head's sink logit joins the softmax, then is dropped
+    const at::Tensor sink = l.sinks.to(at::kFloat).view({-1, 1, 1}).expand({-1, T, 1});
+    probs = at::softmax(at::cat({scores, sink}, -1), -1).narrow(-1, 0, T);
+  } else {
+    probs = at::softmax(scores, -1);
+  }
+  const at::Tensor out = at::matmul(probs, v);  // [heads, T, hd]
+  return dense(out.transpose(0, 1).reshape({T, c.q_size()}), l.o_proj, l.o_bias);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // The oracle's sparse MLP: each token routed and run through its experts on its own, with plain
-// torch ops, as HF's Qwen3MoeSparseMoeBlock and MiniMind's MOEFeedForward define it. Slow and
-// obviously correct; MoeLayer's grouped forward is checked against it.
+// torch ops, as HF's Qwen3MoeSparseMoeBlock, MiniMind's MOEFeedForward and GptOssMLP (MXFP4 experts
+// widened by plain torch ops) define it. Slow and obviously correct; MoeLayer's grouped forward is
+// checked against it.
 #include <ATen/ATen.h>
 
 #include "model/model_config.h"

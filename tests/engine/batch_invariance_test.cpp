@@ -168,6 +168,7 @@ class BatchInvariance : public ::testing::TestWithParam<std::string> {
     if (on_cuda() && model.config.moe.num_experts > 0) GTEST_SKIP() << "MoE is CPU-only";
     if (on_cuda() && !model.config.rope_layers.empty()) GTEST_SKIP() << "NoPE is CPU-only";
     if (on_cuda() && model.config.gemma_layout()) GTEST_SKIP() << "Gemma is CPU-only";
+    if (on_cuda() && model.config.gpt_oss()) GTEST_SKIP() << "gpt-oss is CPU-only";
     if (on_cuda() && model.config.partial_rotary_factor != 1.0f) {
       GTEST_SKIP() << "partial rotary is CPU-only";
     }
@@ -236,7 +237,7 @@ TEST_P(BatchInvariance, SharedPrefixHitsTheCacheAndMatchesTheOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, BatchInvariance,
                          ::testing::Values("qwen3", "qwen2", "llama", "qwen3_moe", "minimind",
-                                           "smollm3", "phi3", "gemma3_text", "gemma2"));
+                                           "smollm3", "phi3", "gemma3_text", "gemma2", "gpt_oss"));
 
 }  // namespace
 }  // namespace ps

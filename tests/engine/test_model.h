@@ -49,6 +49,17 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
     c.attn_logit_softcapping = 2.0f;
     c.final_logit_softcapping = 4.0f;
   }
+  if (model_type == "gpt_oss") {  // sliding (window 12) then full; 4 MXFP4 experts, top 2
+    c.attention_bias = true;
+    c.layer_types = {LayerType::sliding_attention, LayerType::full_attention};
+    c.sliding_window = 12;
+    c.moe.num_experts = 4;
+    c.moe.num_experts_per_tok = 2;
+    c.moe.moe_intermediate_size = c.intermediate_size;
+    c.moe.norm_topk_prob = true;
+    c.moe.gpt_oss_experts = true;
+    c.moe.swiglu_limit = 7.0f;
+  }
   if (model_type == "phi3") {  // Phi-4-mini's RoPE: 3/4 of each head, LongRoPE's long factors
     c.partial_rotary_factor = 0.75f;
     c.rope_scaling.type = RopeType::longrope;

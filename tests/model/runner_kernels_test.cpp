@@ -2,6 +2,7 @@
 // qk-norm + RoPE passes, and exp8 (the projections' kernel: packed_linear_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -64,6 +65,33 @@ TEST(RunnerOps, SiluMul) {
       EXPECT_NEAR(out[r * inter + j], g / (1 + std::exp(-g)) * u, 1e-5);
     }
   }
+}
+
+// gpt-oss's expert activation: values well past the limit on both sides (std 12 around 0), so
+// the gate's upper clamp, both of up's clamps and the unclamped middle all occur.
+TEST(RunnerOps, ClampedSwigluClampsGateAboveAndUpBothWays) {
+  const int64_t inter = 37, rows = 4;
+  const float limit = 7.0f, alpha = 1.702f;
+  const auto gu = randn(size_t(rows * 2 * inter), 11, 12.f);
+  std::vector<float> out(rows * inter);
+  clamped_swiglu_rows(gu.data(), rows, inter, limit, alpha, out.data());
+  int gate_clamped = 0, up_low = 0, up_high = 0, gate_negative = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < inter; ++j) {
+      double g = gu[r * 2 * inter + j], u = gu[r * 2 * inter + inter + j];
+      gate_clamped += g > limit;
+      gate_negative += g < -limit;  // not clamped below: the sigmoid takes it towards 0
+      up_low += u < -limit;
+      up_high += u > limit;
+      g = std::min<double>(g, limit);
+      u = std::clamp<double>(u, -limit, limit);
+      EXPECT_NEAR(out[r * inter + j], (u + 1) * g / (1 + std::exp(-alpha * g)), 1e-4);
+    }
+  }
+  EXPECT_GT(gate_clamped, 0);
+  EXPECT_GT(gate_negative, 0);
+  EXPECT_GT(up_low, 0);
+  EXPECT_GT(up_high, 0);
 }
 
 TEST(RunnerOps, QkNormThenNeoxRope) {
