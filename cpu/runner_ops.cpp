@@ -143,36 +143,38 @@ void silu_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out) {
                [&](int64_t b, int64_t e) { silu_mul_range(gu, b, e, inter, out); });
 }
 
-void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out) {
-  // sqrt(2 / pi) in fp32, as torch's tanh-approximate GELU kernel takes it.
-  constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
+namespace {
+
+// out[r][j] = act(gu[r][j], gu[r][inter + j]) over a fused gate/up projection's rows.
+template <typename Activation>
+void gated_rows(const float* gu, int64_t rows, int64_t inter, float* out, Activation act) {
   parallel_for(0, rows, grain_for(2 * inter), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const float* g = gu + r * 2 * inter;
       const float* u = g + inter;
       float* o = out + r * inter;
-      for (int64_t j = 0; j < inter; ++j) {
-        const float x = g[j];
-        const float inner = kBeta * (x + kKappa * x * x * x);
-        o[j] = 0.5f * x * (1.0f + std::tanh(inner)) * u[j];
-      }
+      for (int64_t j = 0; j < inter; ++j) o[j] = act(g[j], u[j]);
     }
+  });
+}
+
+}  // namespace
+
+void gelu_tanh_mul_rows(const float* gu, int64_t rows, int64_t inter, float* out) {
+  // sqrt(2 / pi) in fp32, as torch's tanh-approximate GELU kernel takes it.
+  constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
+  gated_rows(gu, rows, inter, out, [](float x, float u) {
+    const float inner = kBeta * (x + kKappa * x * x * x);
+    return 0.5f * x * (1.0f + std::tanh(inner)) * u;
   });
 }
 
 void clamped_swiglu_rows(const float* gu, int64_t rows, int64_t inter, float limit, float alpha,
                          float* out) {
-  parallel_for(0, rows, grain_for(2 * inter), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const float* g = gu + r * 2 * inter;
-      const float* u = g + inter;
-      float* o = out + r * inter;
-      for (int64_t j = 0; j < inter; ++j) {
-        const float gate = std::min(g[j], limit);
-        const float up = std::clamp(u[j], -limit, limit);
-        o[j] = (up + 1.0f) * (gate / (1.0f + std::exp(-alpha * gate)));
-      }
-    }
+  gated_rows(gu, rows, inter, out, [limit, alpha](float g, float u) {
+    const float gate = std::min(g, limit);
+    const float up = std::clamp(u, -limit, limit);
+    return (up + 1.0f) * (gate / (1.0f + std::exp(-alpha * gate)));
   });
 }
 

@@ -4,6 +4,7 @@
 # (naive oracle and paged runner) with PyTorch's. Malformed inputs must fail by name and write
 # nothing. Needs Debian's python3-torch at /usr/bin/python3 (scripts/setup.sh installs it).
 source "$(dirname "$0")/lib/server.bash" "$@"
+source "$(dirname "$0")/lib/commands.bash"
 
 PY=/usr/bin/python3
 TOOL="$BUILD/tests/convert_logits"
@@ -15,18 +16,7 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
 fi
 [[ -x "$TOOL" ]] || { echo "FAIL - $TOOL not built (cmake --build ... --target convert_logits)"; exit 1; }
 
-run() {  # run NAME cmd...: passes when the command exits 0, shows its output otherwise
-  local name=$1
-  shift
-  if "$@" >"$WORK/out.log" 2>&1; then
-    pass "$name"
-  else
-    fail "$name: $*"
-    cat "$WORK/out.log"
-  fi
-}
-
-expect_fail() {  # expect_fail NAME PATTERN OUT_DIR cmd...: non-zero exit, PATTERN in stderr, no OUT_DIR
+expect_refused() {  # expect_refused NAME PATTERN OUT_DIR cmd...: non-zero exit, PATTERN in stderr, no OUT_DIR
   local name=$1 pattern=$2 out=$3
   shift 3
   if "$@" >"$WORK/out.log" 2>&1; then
@@ -86,23 +76,23 @@ run "round trip logits match PyTorch" "$TOOL" "$WORK/q3-rt" "$FX/qwen3_base"
 
 # Malformed inputs: clear errors naming the tensor / file, nothing written.
 Q="$FX/qwen3"
-expect_fail "wrong shape" "layers.1.attention.wk.weight" "$WORK/bad1" \
+expect_refused "wrong shape" "layers.1.attention.wk.weight" "$WORK/bad1" \
   "$BIN" convert --from "$Q/bad_shape.pth" --to "$WORK/bad1"
-expect_fail "missing tensor" "missing tensor model.layers.1.mlp.down_proj.weight" "$WORK/bad2" \
+expect_refused "missing tensor" "missing tensor model.layers.1.mlp.down_proj.weight" "$WORK/bad2" \
   "$BIN" convert --from "$Q/missing.pth" --to "$WORK/bad2"
-expect_fail "unknown tensor" "unknown tensor 'layers.0.moe.gate.weight'" "$WORK/bad3" \
+expect_refused "unknown tensor" "unknown tensor 'layers.0.moe.gate.weight'" "$WORK/bad3" \
   "$BIN" convert --from "$Q/unknown.pth" --to "$WORK/bad3"
-expect_fail "list pickle" "not a state_dict" "$WORK/bad4" \
+expect_refused "list pickle" "not a state_dict" "$WORK/bad4" \
   "$BIN" convert --from "$Q/list.pth" --to "$WORK/bad4"
-expect_fail "pickled module" "torch.nn.modules.linear.Linear object, not a state_dict" "$WORK/bad5" \
+expect_refused "pickled module" "torch.nn.modules.linear.Linear object, not a state_dict" "$WORK/bad5" \
   "$BIN" convert --from "$Q/module.pth" --to "$WORK/bad5"
-expect_fail "text file" "not a torch.save file" "$WORK/bad6" \
+expect_refused "text file" "not a torch.save file" "$WORK/bad6" \
   "$BIN" convert --from "$Q/text.pth" --to "$WORK/bad6"
-expect_fail "no tokenizer" "tokenizer.json not found" "$WORK/bad7" \
+expect_refused "no tokenizer" "tokenizer.json not found" "$WORK/bad7" \
   "$BIN" convert --from "$FX/llama/ckpt.pth" --to "$WORK/bad7"
-expect_fail "lora bad rank" "bad rank" "$WORK/bad8" \
+expect_refused "lora bad rank" "bad rank" "$WORK/bad8" \
   "$BIN" merge-lora --base "$WORK/q3" --adapter "$FX/lora_bad_rank" --out "$WORK/bad8"
-expect_fail "lora on the wrong model" "do not fit" "$WORK/bad9" \
+expect_refused "lora on the wrong model" "do not fit" "$WORK/bad9" \
   "$BIN" merge-lora --base "$WORK/llama" --adapter "$FX/lora_peft" --out "$WORK/bad9"
 
 finish

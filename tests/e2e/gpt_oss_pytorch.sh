@@ -6,6 +6,7 @@
 # the window must then miss. A make-tiny-model gpt_oss checkpoint (bf16 + MXFP4) serves over HTTP,
 # and broken checkpoints fail by name. Needs /usr/bin/python3 with python3-torch.
 source "$(dirname "$0")/lib/server.bash" "$@"
+source "$(dirname "$0")/lib/commands.bash"
 
 PY=/usr/bin/python3
 TOOL="$BUILD/tests/convert_logits"
@@ -16,30 +17,6 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
 fi
 [[ -x "$TOOL" ]] || { echo "FAIL - $TOOL not built (cmake --build ... --target convert_logits)"; exit 1; }
 TINY=$(tiny_model)
-
-run() {  # run NAME cmd...: passes when the command exits 0, shows its output otherwise
-  local name=$1
-  shift
-  if "$@" >"$WORK/out.log" 2>&1; then
-    pass "$name"
-  else
-    fail "$name: $*"
-    cat "$WORK/out.log"
-  fi
-}
-
-expect_fail() {  # expect_fail NAME PATTERN cmd...: non-zero exit and PATTERN in its output
-  local name=$1 pattern=$2
-  shift 2
-  if "$@" >"$WORK/out.log" 2>&1; then
-    fail "$name: succeeded but should fail"
-  elif ! grep -qF -- "$pattern" "$WORK/out.log"; then
-    fail "$name: message lacks '$pattern'"
-    cat "$WORK/out.log"
-  else
-    pass "$name ($(grep -m1 -oF -- "$pattern" "$WORK/out.log"))"
-  fi
-}
 
 edit_config() {  # edit_config DIR PYTHON-STATEMENT-ON-c
   "$PY" -c 'import json,sys; p=sys.argv[1]+"/config.json"; c=json.load(open(p)); exec(sys.argv[2]); json.dump(c, open(p,"w"))' "$1" "$2"
@@ -79,20 +56,17 @@ grep -q "naive: 48 rows" "$WORK/out.log" && pass "the naive oracle was compared 
   fail "naive rows: $(cat "$WORK/out.log")"
 
 # 2. The comparison can fail: the same weights with the clamp lifted or the window widened.
-copy_fixture no-clamp
-edit_config "$WORK/no-clamp" 'c["swiglu_limit"] = 1000.0'
-if "$TOOL" "$WORK/no-clamp" "$FX/gpt_oss" >"$WORK/out.log" 2>&1; then
-  fail "logits without the SwiGLU clamp matched PyTorch"
-else
-  pass "no clamp: logits miss PyTorch ($(grep -m1 -o 'runner: .*' "$WORK/out.log"))"
-fi
-copy_fixture wide-window
-edit_config "$WORK/wide-window" 'c["sliding_window"] = 1000'
-if "$TOOL" "$WORK/wide-window" "$FX/gpt_oss" >"$WORK/out.log" 2>&1; then
-  fail "logits with a window of 1000 matched PyTorch"
-else
-  pass "window 1000: logits miss PyTorch ($(grep -m1 -o 'runner: .*' "$WORK/out.log"))"
-fi
+expect_miss() {  # expect_miss NAME CONFIG-EDIT: a copy of the fixture so edited misses PyTorch
+  copy_fixture "$1"
+  edit_config "$WORK/$1" "$2"
+  if "$TOOL" "$WORK/$1" "$FX/gpt_oss" >"$WORK/out.log" 2>&1; then
+    fail "$1: logits matched PyTorch after $2"
+  else
+    pass "$1: logits miss PyTorch ($(grep -m1 -o 'runner: .*' "$WORK/out.log"))"
+  fi
+}
+expect_miss no-clamp 'c["swiglu_limit"] = 1000.0'
+expect_miss wide-window 'c["sliding_window"] = 1000'
 
 # 3. make-tiny-model gpt_oss, bf16 attention and MXFP4 experts, over HTTP: greedy text equals the
 # naive oracle's, and streamed equals whole.

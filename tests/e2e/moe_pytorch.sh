@@ -6,6 +6,7 @@
 # runner against them (max |diff| <= 1e-4). Then a converted MiniMind MoE .pth serves over HTTP,
 # and bad MoE configs / state_dicts fail by name. Needs /usr/bin/python3 with python3-torch.
 source "$(dirname "$0")/lib/server.bash" "$@"
+source "$(dirname "$0")/lib/commands.bash"
 
 PY=/usr/bin/python3
 TOOL="$BUILD/tests/convert_logits"
@@ -15,30 +16,6 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   exit 1
 fi
 [[ -x "$TOOL" ]] || { echo "FAIL - $TOOL not built (cmake --build ... --target convert_logits)"; exit 1; }
-
-run() {  # run NAME cmd...: passes when the command exits 0, shows its output otherwise
-  local name=$1
-  shift
-  if "$@" >"$WORK/out.log" 2>&1; then
-    pass "$name"
-  else
-    fail "$name: $*"
-    cat "$WORK/out.log"
-  fi
-}
-
-expect_fail() {  # expect_fail NAME PATTERN cmd...: non-zero exit and PATTERN in its output
-  local name=$1 pattern=$2
-  shift 2
-  if "$@" >"$WORK/out.log" 2>&1; then
-    fail "$name: succeeded but should fail"
-  elif ! grep -qF -- "$pattern" "$WORK/out.log"; then
-    fail "$name: message lacks '$pattern'"
-    cat "$WORK/out.log"
-  else
-    pass "$name ($(grep -m1 -oF -- "$pattern" "$WORK/out.log"))"
-  fi
-}
 
 VOCAB=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$MODEL/config.json")
 run "fixtures from PyTorch" "$PY" "$ROOT/tests/convert/make_moe_fixtures.py" "$FX" "$VOCAB"
