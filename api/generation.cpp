@@ -67,15 +67,15 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
     out.chat_prompt = std::move(chat_prompt);
     if (r.tools.active()) out.tools = ctx.tool_parser;
   }
+  // Harmony's channel markers are special tokens: its parsers read them and take them out.
+  const bool harmony = ctx.reasoning == chat::ReasoningStyle::kHarmony ||
+                       (r.tools.active() && ctx.tool_parser == chat::ToolCallFormat::kHarmony);
   for (auto& ids : prompts) {
     if (ids.empty()) {
       return invalid_param(endpoint == Endpoint::kChat ? "messages" : "prompt",
                            "the prompt encodes to no tokens");
     }
     SamplingParams params = r.params;
-    // Harmony's channel markers are special tokens: its parsers read them and take them out.
-    const bool harmony = ctx.reasoning == chat::ReasoningStyle::kHarmony ||
-                         (r.tools.active() && ctx.tool_parser == chat::ToolCallFormat::kHarmony);
     if (endpoint == Endpoint::kChat && harmony) params.skip_special_tokens = false;
     if (auto e = fit_to_context(endpoint, static_cast<int32_t>(ids.size()), ctx.max_model_len,
                                 r.max_tokens_given, &params)) {

@@ -31,6 +31,12 @@ struct Mxfp4Matrix {
   int64_t rows = 0, k = 0;          // k a multiple of 32
 };
 
+// The 4-bit code of panel column c (0..31) in one k-step's 16 bytes of an MXFP4 panel: byte
+// c % 16, the low nibble for columns 0-15 and the high one for 16-31 (panel_pack_mxfp4.cpp).
+inline int mxfp4_panel_code(const uint8_t* step, int64_t c) {
+  return (step[c % 16] >> (c < 16 ? 0 : 4)) & 0x0F;
+}
+
 // Weight (r, c) of `m`: its value times its block's scale (exact: a power of two times E2M1).
 float mxfp4_weight(const Mxfp4Matrix& m, int64_t r, int64_t c);
 // The whole matrix widened to fp32, row-major [rows, k].

@@ -58,7 +58,7 @@ inline void tile(const PanelJob& j, int64_t row, int c0) {
       float v[8];
       for (int t = 0; t < 8; ++t) {
         const int c = c0 + t;
-        const int code = (w[c % 16] >> (c < 16 ? 0 : 4)) & 0x0F;
+        const int code = mxfp4_panel_code(w, c);
         v[t] = kMxfp4Values[code] * mxfp4_scale(e[t]);
       }
       std::memcpy(&w0, v, sizeof(w0));

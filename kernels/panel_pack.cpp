@@ -59,9 +59,8 @@ bool PackedWeight::row(int64_t r, float* out) const {
   const uint8_t* panel = static_cast<const uint8_t*>(panel_data(r / kPanelCols));
   if (format_ == PanelFormat::mxfp4) {
     const uint8_t* e = panel_exponents(r / kPanelCols) + j;
-    const int64_t byte = j % 16, shift = j < 16 ? 0 : 4;
     for (int64_t p = 0; p < k_; ++p) {
-      const uint8_t code = (panel[p * (kPanelCols / 2) + byte] >> shift) & 0x0F;
+      const int code = mxfp4_panel_code(panel + p * (kPanelCols / 2), j);
       out[p] = kMxfp4Values[code] * mxfp4_scale(e[(p / kMxfp4Block) * kPanelCols]);
     }
   } else if (format_ == PanelFormat::f32) {
