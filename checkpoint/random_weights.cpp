@@ -52,7 +52,7 @@ bool is_norm_weight(const std::string& name) {
 
 }  // namespace
 
-ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed) {
+ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed, DType dtype) {
   config.validate("random weights");
   ModelWeights w;
   w.config = config;
@@ -90,7 +90,7 @@ ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed) {
     } else {
       fill_normal(t, tensor_key(seed, slot.name), kInitStd);
     }
-    *slot.tensor = t;
+    *slot.tensor = t.to(dtype);
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed_tokens;
   return w;

@@ -101,10 +101,10 @@ ordered_json tokenizer_config(const ModelConfig& c) {
 }
 
 void write_weights(const fs::path& dir, const ModelConfig& c, const TinyModelOptions& o) {
-  ModelWeights w = make_random_weights(c, o.seed);
   const DType st = o.dtype == WeightDtype::kBF16  ? DType::bf16
                    : o.dtype == WeightDtype::kF16 ? DType::f16
                                                   : DType::f32;
+  ModelWeights w = make_random_weights(c, o.seed, st);
   const std::vector<StoredTensor> stored = stored_tensors(w, st);
   const std::vector<SafetensorsEntry> entries = safetensors_entries(stored);
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};

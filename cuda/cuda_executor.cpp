@@ -138,10 +138,11 @@ void CudaExecutor::upload_rope_table() {
   if (rope.rotary_dim != D) {
     throw std::invalid_argument("CudaExecutor: partial rotary embeddings are CPU-only");
   }
-  if (c_.gemma_layout() || !c_.layer_types.empty()) {
-    throw std::invalid_argument("CudaExecutor: " + c_.model_type +
-                                " (sliding-window layers, Gemma's norms) is CPU-only; use "
-                                "--device cpu");
+  if (c_.gemma_layout() || c_.gpt_oss() || !c_.layer_types.empty()) {
+    const char* what = c_.gpt_oss() ? " (sliding-window layers, attention sinks, MXFP4 experts)"
+                                    : " (sliding-window layers, Gemma's norms)";
+    throw std::invalid_argument("CudaExecutor: " + c_.model_type + what +
+                                " is CPU-only; use --device cpu");
   }
   if (!c_.rope_layers.empty()) {
     for (int32_t l = 0; l < c_.num_hidden_layers; ++l) {
