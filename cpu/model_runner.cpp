@@ -105,22 +105,26 @@ struct ModelRunner::Impl {
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
 
-  // bytes_of(projection) summed over every projection (lm_head and each layer's four).
-  template <typename BytesOf>
-  int64_t sum_over_projections(BytesOf bytes_of) const {
+  // bytes_of(projection) summed over every projection (lm_head and each layer's four), plus
+  // moe_bytes(layer) for each sparse layer.
+  template <typename BytesOf, typename MoeBytes>
+  int64_t sum_over_projections(BytesOf bytes_of, MoeBytes moe_bytes) const {
     int64_t total = bytes_of(lm_head);
     for (const PackedLayer& l : layers) {
       total += bytes_of(l.qkv) + bytes_of(l.o_proj) + bytes_of(l.gate_up) + bytes_of(l.down);
+      if (l.moe) total += moe_bytes(*l.moe);
     }
     return total;
   }
   // The projections' bytes held, and those one decode step (M = 1) reads: fewer when a plan
-  // keeps a dense copy for OpenBLAS at large M.
+  // keeps a dense copy for OpenBLAS at large M, and only k experts of a sparse layer.
   int64_t projection_bytes_held() const {
-    return sum_over_projections([](const Projection& p) { return p.bytes(); });
+    return sum_over_projections([](const Projection& p) { return p.bytes(); },
+                                [](const MoeLayer& m) { return m.bytes_held(); });
   }
   int64_t weight_bytes_per_token() const {
-    return sum_over_projections([](const Projection& p) { return p.bytes_read(1); });
+    return sum_over_projections([](const Projection& p) { return p.bytes_read(1); },
+                                [](const MoeLayer& m) { return m.bytes_read_per_token(); });
   }
 };
 

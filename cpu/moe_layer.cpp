@@ -114,6 +114,22 @@ MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& 
   }
 }
 
+int64_t MoeLayer::bytes_held() const {
+  int64_t total = router_.bytes() + shared_gate_up_.bytes() + shared_down_.bytes();
+  for (size_t e = 0; e < gate_up_.size(); ++e) total += gate_up_[e].bytes() + down_[e].bytes();
+  return total;
+}
+
+int64_t MoeLayer::bytes_read_per_token() const {
+  int64_t experts = 0;
+  for (size_t e = 0; e < gate_up_.size(); ++e) {
+    experts += gate_up_[e].bytes_read(1) + down_[e].bytes_read(1);
+  }
+  const int64_t per_expert = gate_up_.empty() ? 0 : experts / int64_t(gate_up_.size());
+  return router_.bytes_read(1) + moe_.num_experts_per_tok * per_expert +
+         shared_gate_up_.bytes_read(1) + shared_down_.bytes_read(1);
+}
+
 void MoeLayer::load_gpt_oss_experts(const MoeLayerWeights& w) {
   const BasicMxfp4Experts<Tensor>& m = w.mxfp4;
   const int64_t E = moe_.num_experts, I = moe_.moe_intermediate_size, H = hidden_;

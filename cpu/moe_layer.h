@@ -32,6 +32,11 @@ class MoeLayer {
   // y[rows, hidden] += MoE(x[rows, hidden]), x the post-attention-normed rows.
   void run(const float* x, int64_t rows, float* y, MoeScratch* s) const;
 
+  // Bytes of the router and experts held, and those one token reads (the router, its k
+  // experts, the shared experts): what `bench offline`'s bandwidth floor divides by.
+  int64_t bytes_held() const;
+  int64_t bytes_read_per_token() const;
+
   // How many rows each expert received in the last run (for tests: unused experts get none).
   const std::vector<int64_t>& last_expert_rows() const { return last_rows_; }
 

@@ -166,6 +166,33 @@ TEST(LowbitRunner, Bf16CheckpointKeptBf16MatchesTheFp32LoadBitForBit) {
   EXPECT_LE(max_abs_diff(a, last), 1e-4);
 }
 
+// A sparse layer's decode reads its router and k of its experts: weight_bytes_per_token (the
+// bandwidth floor's divisor) grows by one expert per layer with each k. gpt-oss's experts are
+// MXFP4 panels: 16 bytes a k-step of 32 columns plus one exponent byte per 32 weights.
+TEST(LowbitRunner, SparseLayersCountOnlyTheExpertsATokenReads) {
+  ModelConfig c = lowbit_config();
+  c.set_model_type("gpt_oss");
+  c.layer_types = {LayerType::sliding_attention, LayerType::full_attention};
+  c.sliding_window = 8;
+  c.moe.num_experts = 4;
+  c.moe.moe_intermediate_size = c.intermediate_size;
+  c.moe.norm_topk_prob = true;
+  c.moe.gpt_oss_experts = true;
+  c.moe.swiglu_limit = 7.0f;
+  std::vector<int64_t> per_token;
+  for (int32_t k = 1; k <= 4; ++k) {
+    c.moe.num_experts_per_tok = k;
+    auto w = std::make_shared<ModelWeights>(make_random_weights(c, 3));
+    per_token.push_back(
+        ModelRunner(w, KvCacheSpec{8, 4}, packed_options()).weight_bytes_per_token());
+  }
+  const int64_t h = c.hidden_size, i = c.intermediate_size;
+  const int64_t expert = (2 * i * h + h * i) * 17 / 32;  // 4.25 bits a weight
+  for (size_t k = 1; k < per_token.size(); ++k) {
+    EXPECT_EQ(per_token[k] - per_token[k - 1], c.num_hidden_layers * expert) << "k " << k + 1;
+  }
+}
+
 // A tied bf16 embedding is looked up in lm_head's panels: the table is not counted (nor held)
 // twice, and the logits still track the oracle, which reads the checkpoint's table. An untied
 // model keeps its table; int8 panels are quantized, so an int8 run reads the table too.
