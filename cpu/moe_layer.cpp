@@ -223,18 +223,19 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
   for (int64_t e = 0; e < E; ++e) {
     const int64_t begin = start[e], n = start[e + 1] - start[e];
     if (n == 0) continue;
-    if (moe_.gpt_oss_experts) {
-      gate_up_[size_t(e)].run(gathered + begin * H, n, gate_up_bias_[size_t(e)].data(),
-                              gu + begin * 2 * I, false);
+    // gpt_oss: biased experts and the clamped SwiGLU; the others: no biases, SiLU.
+    const bool biased = moe_.gpt_oss_experts;
+    gate_up_[size_t(e)].run(gathered + begin * H, n,
+                            biased ? gate_up_bias_[size_t(e)].data() : nullptr, gu + begin * 2 * I,
+                            false);
+    if (biased) {
       clamped_swiglu_rows(gu + begin * 2 * I, n, I, moe_.swiglu_limit, kGptOssSwigluAlpha,
                           act + begin * I);
-      down_[size_t(e)].run(act + begin * I, n, down_bias_[size_t(e)].data(), out + begin * H,
-                           false);
-      continue;
+    } else {
+      silu_mul_rows(gu + begin * 2 * I, n, I, act + begin * I);
     }
-    gate_up_[size_t(e)].run(gathered + begin * H, n, nullptr, gu + begin * 2 * I, false);
-    silu_mul_rows(gu + begin * 2 * I, n, I, act + begin * I);
-    down_[size_t(e)].run(act + begin * I, n, nullptr, out + begin * H, false);
+    down_[size_t(e)].run(act + begin * I, n, biased ? down_bias_[size_t(e)].data() : nullptr,
+                         out + begin * H, false);
   }
 
   // 4. Scatter: each row sums its experts' weighted outputs in ascending expert order (as HF's

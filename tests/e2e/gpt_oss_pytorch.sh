@@ -105,16 +105,7 @@ http = json.load(open(sys.argv[1]))["choices"][0]["text"].replace("\ufffd", "")
 naive = open(sys.argv[2], "rb").read().decode("utf-8", "ignore").removesuffix("\n")
 print("yes" if http == naive and len(naive) > 20 else "no: %r vs %r" % (http, naive))' "$WORK/comp.json" "$WORK/naive.txt")
 check "HTTP greedy text equals the naive oracle's" "$same" = yes
-stream_text=$(curl -sN --max-time 120 -H 'Content-Type: application/json' \
-  -d "${body%\}},\"stream\":true}" "$URL/v1/completions" |
-  "$PY" -c '
-import json, sys
-out = []
-for line in sys.stdin:
-    line = line.strip()
-    if line.startswith("data: ") and line != "data: [DONE]":
-        out.append(json.loads(line[6:])["choices"][0]["text"])
-print("".join(out), end="")')
+stream_text=$(streamed_completion_text "$body")
 check "streamed text equals the non-streamed text" "$stream_text" = "$http_text"
 stop_server "$SERVER_PID" TERM 30
 

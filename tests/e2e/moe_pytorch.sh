@@ -72,16 +72,7 @@ check "12 completion tokens" "$tokens" = 12
 check "completion text is not empty" -n "$http_text"
 naive_text=$("$(dirname "$BIN")/pagedserve-train" generate --model "$WORK/mm2" --prompt "Hello there" --max-tokens 12 --ignore-eos --naive)
 check "HTTP greedy text equals the naive oracle's" "$http_text" = "$naive_text"
-stream_text=$(curl -sN --max-time 120 -H 'Content-Type: application/json' \
-  -d "${body%\}},\"stream\":true}" "$URL/v1/completions" |
-  "$PY" -c '
-import json, sys
-out = []
-for line in sys.stdin:
-    line = line.strip()
-    if line.startswith("data: ") and line != "data: [DONE]":
-        out.append(json.loads(line[6:])["choices"][0]["text"])
-print("".join(out), end="")')
+stream_text=$(streamed_completion_text "$body")
 check "streamed text equals the non-streamed text" "$stream_text" = "$http_text"
 stop_server "$SERVER_PID" TERM 20
 

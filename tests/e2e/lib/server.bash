@@ -120,6 +120,21 @@ start_server() {
   return 1
 }
 
+# streamed_completion_text BODY: BODY (a /v1/completions JSON object) sent with "stream": true;
+# prints the text of its chunks joined, as a client would show it.
+streamed_completion_text() {
+  curl -sN --max-time 120 -H 'Content-Type: application/json' \
+    -d "${1%\}},\"stream\":true}" "$URL/v1/completions" |
+    /usr/bin/python3 -c '
+import json, sys
+out = []
+for line in sys.stdin:
+    line = line.strip()
+    if line.startswith("data: ") and line != "data: [DONE]":
+        out.append(json.loads(line[6:])["choices"][0]["text"])
+print("".join(out), end="")'
+}
+
 # wait_until TIMEOUT_S COMMAND...: runs COMMAND every 0.1 s until it succeeds or TIMEOUT_S
 # seconds pass (wall time, however loaded the machine); returns 1 on timeout. Tests wait for the
 # event they need (a log line, a metric, a health state) with it instead of sleeping for a guess;
