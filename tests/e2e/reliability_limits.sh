@@ -70,10 +70,9 @@ check "a stream past --request-timeout ends with an error event" "$(grep -c '^da
 check "... then [DONE]" "$(tail -n 2 "$WORK/stream.out" | grep -c '^data: \[DONE\]')" = 1
 # Waits for an idle engine with no timing bound (a slow host only waits longer); the abort
 # counter tells a cancelled request from one that ran out its 4000 tokens.
-for _ in $(seq 1 600); do
-  [[ "$(metric pagedserve_num_requests_running)" == 0 && "$(metric pagedserve_num_requests_waiting)" == 0 ]] && break
-  sleep 0.1
-done
+two_aborted() { [[ "$(metric pagedserve_requests_aborted_total)" == 2 ]]; }
+wait_until 60 two_aborted || true
+wait_until 60 engine_counts_are 0 0 || true
 check "timed-out requests leave the engine idle" "$(metric pagedserve_num_requests_running)" = 0
 check "timed-out requests were cancelled in the engine" "$(metric pagedserve_requests_aborted_total)" = 2
 check "short requests still fit under the timeout" \

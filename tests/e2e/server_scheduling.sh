@@ -53,12 +53,7 @@ wait_running() {  # wait_running N: until N requests run (bounded; the check tha
     sleep 0.1
   done
 }
-wait_idle() {
-  for _ in $(seq 1 600); do
-    [[ "$(metric pagedserve_num_requests_running)" == 0 && "$(metric pagedserve_num_requests_waiting)" == 0 ]] && return 0
-    sleep 0.1
-  done
-}
+wait_idle() { wait_until 60 engine_counts_are 0 0 || true; }
 curl -s -N -o "$WORK/a.out" --max-time 300 "${J[@]}" -d "{$long,\"stream\":true,\"priority\":5}" "$URL/v1/completions" &
 a=$!
 wait_running 1

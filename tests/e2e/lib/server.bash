@@ -177,6 +177,16 @@ metric() {
   curl -s --max-time 5 "$URL/metrics" | awk -v n="$1" '$1 == n && !found { print $2; found = 1 }'
 }
 
+# engine_counts_are RUNNING WAITING: one /metrics scrape shows that many requests running and
+# waiting. One scrape, not a metric call each: between two reads a waiting request can move to
+# running, and two reads of 0 would then describe an engine that was never idle.
+engine_counts_are() {
+  curl -s --max-time 5 "$URL/metrics" | awk -v r="$1" -v w="$2" '
+    $1 == "pagedserve_num_requests_running" { run = $2 }
+    $1 == "pagedserve_num_requests_waiting" { wait = $2 }
+    END { exit !(run == r && wait == w) }'
+}
+
 # Node scripts need tests/js/node_modules (the test setup runs `npm ci --prefix tests/js`).
 need_node_modules() {
   if [[ ! -d "$ROOT/tests/js/node_modules/openai" ]]; then
