@@ -154,6 +154,20 @@ void print_memory(const std::string& dir, const ModeResult& r, json* report) {
                          {"weight_bytes_per_token", r.weight_bytes_per_token},
                          {"checkpoint_bytes", checkpoint},
                          {"peak_rss_bytes", peak_rss}};
+  // Sliding-window release (kvcache/kv_pools.h): blocks a running sequence held, averaged over
+  // steps, in blocks of every layer, against every layer keeping its whole context.
+  if (r.sliding_pool && r.kv_running_seqs > 0 && r.num_layers > 0) {
+    const double per_layer = double(r.num_layers) * double(r.kv_running_seqs);
+    const double held = double(r.kv_layer_blocks_held) / per_layer;
+    const double all_global = double(r.kv_layer_blocks_unsplit) / per_layer;
+    const double ratio = all_global > 0 ? held / all_global : 0.0;
+    std::printf(
+        "kv cache: a running sequence held %.1f blocks (of all %d layers) on average, against "
+        "%.1f with every layer global: %.3fx\n",
+        held, r.num_layers, all_global, ratio);
+    (*report)["kv_blocks_per_sequence"] = {
+        {"held", held}, {"all_global", all_global}, {"ratio", ratio}};
+  }
 }
 
 // --scoring-mix (issue #36): the workload with a prompt-scoring side stream, with its control

@@ -20,7 +20,7 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
                  "kernel", "kernel-isa", "dtype", "quantization", "quantization-group",
                  "kv-cache-dtype", "device", "gpu-memory-utilization", "scheduling-policy"});
   valued.merge(speculative_flag_names());
-  switches.insert({"no-prefix-caching", "enforce-eager"});
+  switches.insert({"no-prefix-caching", "enforce-eager", "disable-hybrid-kv-cache-manager"});
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
 }
 
@@ -107,6 +107,8 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
       static_cast<int32_t>(flags.i64("max-queued-requests", c.max_queued_requests));
   if (c.max_queued_requests < 0) throw UsageError("flag --max-queued-requests must be >= 0");
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
+  // vLLM's name: one KV pool for every layer, sliding-window blocks never given back.
+  c.hybrid_kv_cache = !flags.on("disable-hybrid-kv-cache-manager");
   const std::string policy = flags.str("scheduling-policy", "fcfs");
   if (policy == "priority") {
     c.scheduling_policy = SchedulingPolicy::kPriority;

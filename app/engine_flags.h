@@ -14,7 +14,8 @@ namespace ps {
 // --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic --dtype --quantization
 // --quantization-group --kv-cache-dtype (model_dtype.h), --device auto|cpu|cuda
 // --gpu-memory-utilization (executor/device_select.h), --speculative ngram and its tuning
-// flags (app/speculative_flags.h), and the switches --no-prefix-caching and --enforce-eager.
+// flags (app/speculative_flags.h), and the switches --no-prefix-caching, --enforce-eager
+// and --disable-hybrid-kv-cache-manager.
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches);
 EngineConfig engine_config_from_flags(const Flags& flags);

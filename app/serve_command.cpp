@@ -64,6 +64,7 @@ const char* kServeUsage =
     "  engine: [--max-num-seqs 64] [--max-batched-tokens 2048] [--max-model-len N]\n"
     "          [--max-queued-requests 4096] [--block-size 16] [--num-blocks N |\n"
     "          --kv-cache-memory 512M] [--no-prefix-caching]\n"
+    "          [--disable-hybrid-kv-cache-manager]\n"
     "          [--scheduling-policy fcfs|priority (priority: a request's \"priority\", lower\n"
     "          first, may preempt higher values)]\n"
     "  LoRA: [--lora-modules NAME=PATH [NAME=PATH ...] (PEFT directories or .pth adapters; a\n"

@@ -135,6 +135,11 @@ ModeResult run_offline_mode(const std::string& name, const LoadedModel& model,
   r.mean_tpot_s = tpot_n ? tpot_sum / tpot_n : 0;
   EngineStats s = engine.stats();
   r.max_seqs_in_step = s.max_seqs_in_step;
+  r.kv_layer_blocks_held = s.kv_layer_blocks_held_sum;
+  r.kv_layer_blocks_unsplit = s.kv_layer_blocks_unsplit_sum;
+  r.kv_running_seqs = s.kv_running_seqs_sum;
+  r.num_layers = engine.model_config().num_hidden_layers;
+  r.sliding_pool = s.kv_sliding_blocks_total > 0;
   r.steps = s.steps_total;
   r.spec_drafts = s.spec_decode_num_drafts;
   r.spec_draft_tokens = s.spec_decode_num_draft_tokens;

@@ -35,6 +35,11 @@ struct ModeResult {
   // A side stream's requests (OfflineSideStream) and their prompt tokens; the fields above
   // count the workload alone.
   int64_t side_requests = 0, side_prompt_tokens = 0;
+  // KV blocks held (EngineStats' per-step sums, in blocks of one layer): what the sequences
+  // held, what they would have with every layer global, and the running sequences.
+  uint64_t kv_layer_blocks_held = 0, kv_layer_blocks_unsplit = 0, kv_running_seqs = 0;
+  int32_t num_layers = 0;
+  bool sliding_pool = false;
   double total_tok_s() const { return (prompt_tokens + output_tokens) / seconds; }
   double output_tok_s() const { return output_tokens / seconds; }
 };

@@ -82,6 +82,7 @@ struct ModelRunner::Impl {
   bool embed_from_lm_head = false;
   std::vector<PackedLayer> layers;
   std::vector<Tensor> k_cache, v_cache;  // per layer [blocks, block_size, kv_heads, hd]
+  bool split_pools = false;  // sliding layers' caches are the sliding pool's (KvCacheSpec)
   KvCacheDtype kv_dtype = KvCacheDtype::f32;
   RopeFrequencies rope;        // inv_freq [rotary_dim / 2], attention factor
   RopeFrequencies rope_local;  // sliding layers' (Gemma 3's rope_local_base_freq)
@@ -190,12 +191,15 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     qk_norm_rope(qr);
     void* kc = k_cache[size_t(l)].data_ptr();
     void* vc = v_cache[size_t(l)].data_ptr();
+    // A sliding layer of a split cache lives in the sliding pool (kvcache/kv_pools.h).
+    const bool own_pool = split_pools && c.layer_is_sliding(int32_t(l));
+    const int32_t* slots = (own_pool ? plan.sliding_slot_mapping : plan.slot_mapping).data();
     if (kv_dtype == KvCacheDtype::bf16) {
-      write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
-                          int32_t(KV), static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
+      write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, QKV, slots, int32_t(T), int32_t(KV),
+                          static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
     } else {
-      write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, plan.slot_mapping.data(), int32_t(T),
-                     int32_t(KV), static_cast<float*>(kc), static_cast<float*>(vc));
+      write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, slots, int32_t(T), int32_t(KV),
+                     static_cast<float*>(kc), static_cast<float*>(vc));
     }
     const bool last = l == L - 1;
     // The last layer's output is only read at the sampled rows: past its K/V write, it runs on
@@ -203,6 +207,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     if (last && R == 0) break;
     pa.q = qkvs;
     pa.window = c.layer_window(int32_t(l));
+    pa.block_tables = (own_pool ? plan.sliding_block_tables : plan.block_tables).data();
     pa.sinks = ptr(w.sinks);
     pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
     pa.out = attn.get(T * Q);
@@ -316,12 +321,15 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   if (m.embed.dtype() != DType::f32) {
     m.embed_scale = Tensor::from_floats({&m.embed_scale, 1}, {1}).to(m.embed.dtype()).value_at(0);
   }
+  m.split_pools = spec.num_sliding_blocks > 0;
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const int32_t blocks =
+        m.split_pools && c.layer_is_sliding(l) ? spec.num_sliding_blocks : spec.num_blocks;
     // Zeros that take memory only once written (kv_cache_pages.h says why).
     m.k_cache.push_back(lazily_committed_zeros(
-        {spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
+        {blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
     m.v_cache.push_back(lazily_committed_zeros(
-        {spec.num_blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
+        {blocks, spec.block_size, c.num_key_value_heads, c.head_dim}, kv_type));
   }
 }
 
@@ -333,7 +341,8 @@ void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
     logits->clear();
     return;
   }
-  check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size);
+  check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size,
+                  impl_->spec.num_sliding_blocks);
   impl_->forward(plan, logits);
 }
 

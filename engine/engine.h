@@ -27,6 +27,9 @@ struct EngineConfig {
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;
   bool enable_prefix_caching = true;
+  // Sliding-window layers keep their K/V in a pool of their own, given back as the window
+  // passes (kvcache/kv_pools.h); false: one pool (--disable-hybrid-kv-cache-manager).
+  bool hybrid_kv_cache = true;
   int32_t max_model_len = 0;  // 0: the model's max_context_len()
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on

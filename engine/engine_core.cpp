@@ -69,6 +69,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   er.max_batched_tokens = config_.max_batched_tokens;
   er.max_num_seqs = config_.max_num_seqs;
   er.max_loras = config_.max_loras;
+  er.sliding_pool = config_.hybrid_kv_cache;
   BuiltExecutor built = make_executor(model_.weights, er);
   if (!built.note.empty()) std::fprintf(stderr, "pagedserve: %s\n", built.note.c_str());
   runner_ = std::move(built.executor);
@@ -81,6 +82,9 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
 
   SchedulerConfig sc;
   sc.num_blocks = num_blocks_;
+  sc.num_sliding_blocks = built.kv.num_sliding_blocks;
+  sc.sliding_window = mc.sliding_window;
+  for (int32_t l = 0; l < mc.num_hidden_layers; ++l) sliding_layers_ += mc.layer_is_sliding(l);
   sc.block_size = config_.block_size;
   sc.max_num_seqs = config_.max_num_seqs;
   sc.max_batched_tokens = config_.max_batched_tokens;
@@ -320,11 +324,12 @@ SeqAdapter EngineCore::install_adapter(const Request& request) {
 }
 
 void EngineCore::publish_stats() {
-  const BlockManager& bm = scheduler_->block_manager();
+  const KvPools& pools = scheduler_->kv_pools();
+  const BlockManager& bm = pools.full();
   bool integrity_ok = true;
   if (config_.check_integrity_every_step) {
     try {
-      bm.check_integrity();
+      pools.check_integrity();
     } catch (const std::exception&) {
       integrity_ok = false;
     }
@@ -336,6 +341,21 @@ void EngineCore::publish_stats() {
   stats_.kv_blocks_active = bm.num_active_blocks();
   stats_.kv_blocks_cached = bm.num_cached_blocks();
   stats_.kv_blocks_free = bm.num_free_blocks();
+  const int64_t layers = model_.config.num_hidden_layers;
+  if (const BlockManager* sp = pools.sliding()) {
+    stats_.kv_sliding_blocks_total = sp->num_blocks();
+    stats_.kv_sliding_blocks_active = sp->num_active_blocks();
+    stats_.kv_sliding_blocks_cached = sp->num_cached_blocks();
+    stats_.kv_sliding_blocks_free = sp->num_free_blocks();
+    stats_.kv_layer_blocks_held_sum +=
+        uint64_t(bm.num_active_blocks()) * (layers - sliding_layers_) +
+        uint64_t(sp->num_active_blocks()) * sliding_layers_;
+  } else {
+    stats_.kv_layer_blocks_held_sum += uint64_t(bm.num_active_blocks()) * layers;
+  }
+  // The full pool's tables are never cut, so its active blocks are what one pool would hold.
+  stats_.kv_layer_blocks_unsplit_sum += uint64_t(bm.num_active_blocks()) * layers;
+  stats_.kv_running_seqs_sum += uint64_t(scheduler_->num_running());
   stats_.kv_integrity_ok = integrity_ok;
   stats_.prefix_cache_queries = bm.prefix_queries();
   stats_.prefix_cache_hits = bm.prefix_hits();

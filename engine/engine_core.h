@@ -81,6 +81,7 @@ class EngineCore : public std::enable_shared_from_this<EngineCore> {
   std::shared_ptr<const Tokenizer> tokenizer_;
   EngineConfig config_;
   int32_t num_blocks_ = 0;
+  int32_t sliding_layers_ = 0;  // layers whose K/V is in the sliding pool, when there is one
   int32_t max_model_len_ = 0;
 
   // Engine-thread state.

@@ -21,6 +21,17 @@ struct EngineStats {
   int32_t kv_blocks_active = 0;  // ref count >= 1
   int32_t kv_blocks_cached = 0;  // ref count 0, kept for prefix hits
   int32_t kv_blocks_free = 0;
+  // The sliding-window layers' own pool (kvcache/kv_pools.h); all 0 when the model has none.
+  int32_t kv_sliding_blocks_total = 0;
+  int32_t kv_sliding_blocks_active = 0;
+  int32_t kv_sliding_blocks_cached = 0;
+  int32_t kv_sliding_blocks_free = 0;
+  // Summed over steps, in blocks of one layer: the K/V blocks running sequences held, and what
+  // they would have held with every layer keeping its whole context (one pool). Their ratio is
+  // what window release saves (1 without a sliding pool).
+  uint64_t kv_layer_blocks_held_sum = 0;
+  uint64_t kv_layer_blocks_unsplit_sum = 0;
+  uint64_t kv_running_seqs_sum = 0;  // running sequences, summed over the same steps
   bool kv_integrity_ok = true;
   uint64_t prefix_cache_queries = 0;  // prompt tokens looked up
   uint64_t prefix_cache_hits = 0;     // prompt tokens found

@@ -86,7 +86,7 @@ void EngineCore::step() {
     stats_.step_forward_seconds += seconds_between(t_forward, Clock::now());
   }
   sample_and_emit(plan, logits_);
-  if (config_.check_integrity_every_step) scheduler_->block_manager().check_integrity();
+  if (config_.check_integrity_every_step) scheduler_->kv_pools().check_integrity();
   publish_kv_events();
   publish_stats();
 }

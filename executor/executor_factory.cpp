@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "model/kv_pool_split.h"
 #include "model/model_weights.h"
 
 #ifdef PAGEDSERVE_CUDA
@@ -33,7 +34,17 @@ BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const E
       blocks = int32_t(
           std::min<int64_t>(std::max<int64_t>(1, r.cpu_kv_cache_memory / per_block), 1 << 30));
     }
-    built.kv = KvCacheSpec{blocks, r.block_size};
+    const KvPoolSizes pools = split_kv_pools(c, blocks, r.block_size, r.max_num_seqs,
+                                             r.max_batched_tokens, r.sliding_pool);
+    built.kv = KvCacheSpec{pools.num_blocks, r.block_size, pools.num_sliding_blocks};
+    if (pools.num_sliding_blocks > 0) {
+      std::string line = "KV cache: " + std::to_string(pools.num_blocks) +
+                         " blocks for full-attention layers, " +
+                         std::to_string(pools.num_sliding_blocks) +
+                         " for sliding-window layers (given back as the window passes)";
+      if (!built.note.empty()) built.note.push_back('\n');
+      built.note.append(line);
+    }
     built.executor = std::make_unique<ModelRunner>(std::move(weights), built.kv, r.runner);
     return built;
   }

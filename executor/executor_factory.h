@@ -23,6 +23,10 @@ struct ExecutorRequest {
   int32_t max_batched_tokens = 2048;  // CUDA: step buffers are sized for this many tokens
   int32_t max_num_seqs = 64;
   int32_t max_loras = 0;
+  // CPU: sliding-window layers get a pool of their own whose blocks are given back as the
+  // window passes (model/kv_pool_split.h); false keeps one pool
+  // (--disable-hybrid-kv-cache-manager).
+  bool sliding_pool = true;
 };
 
 struct BuiltExecutor {

@@ -156,8 +156,11 @@ void BlockManager::allocate(int64_t seq, const PrefixMatch& match, int32_t num_s
   if (num_slots < match.num_tokens) fail("allocate(): fewer slots than matched tokens");
   if (!can_allocate(match, num_slots)) fail("allocate(): pool cannot hold the sequence");
   Table& t = tables_[seq];
-  // Share the matched blocks before taking fresh ones, so eviction cannot pick them.
-  for (int32_t id : match.blocks) share(id);
+  // Share the matched blocks before taking fresh ones, so eviction cannot pick them. A hole
+  // (a sliding pool's match, kv_pools.h) is a position no query of this sequence will read.
+  for (int32_t id : match.blocks) {
+    if (id >= 0) share(id);
+  }
   t.blocks = match.blocks;
   t.num_published = static_cast<int32_t>(match.blocks.size());
   t.chain_key = match.chain_key;
@@ -194,6 +197,8 @@ void BlockManager::truncate(int64_t seq, int32_t num_slots) {
   }
   while (static_cast<int32_t>(t.blocks.size()) > keep) {
     const int32_t id = t.blocks.back();
+    if (id < 0)
+      fail("truncate(): sequence " + std::to_string(seq) + " would drop a released block");
     if (blocks_[id].hashed || blocks_[id].ref_count != 1) {
       fail("truncate(): tail block " + std::to_string(id) + " of sequence " + std::to_string(seq) +
            " is published or shared");
@@ -257,13 +262,101 @@ std::vector<uint64_t> BlockManager::published_keys() const {
   return keys;
 }
 
+int32_t BlockManager::release_leading(int64_t seq, int32_t num_blocks) {
+  Table& t = table_of(seq);
+  int32_t end = std::min(num_blocks, static_cast<int32_t>(t.blocks.size()));
+  // A block the prefix cache has not seen yet would be lost for good; keep it until published.
+  if (enable_prefix_caching_) end = std::min(end, t.num_published);
+  int32_t released = 0;
+  // Head first: the oldest blocks reach the LRU first and are evicted first.
+  for (int32_t i = 0; i < end; ++i) {
+    if (t.blocks[i] < 0) continue;
+    release(t.blocks[i]);
+    t.blocks[i] = -1;
+    ++released;
+  }
+  return released;
+}
+
+void BlockManager::set_twins(int64_t seq, int32_t from_block,
+                             std::span<const uint64_t> full_serials) {
+  Table& t = table_of(seq);
+  for (size_t k = 0; k < full_serials.size(); ++k) {
+    const size_t i = static_cast<size_t>(from_block) + k;
+    if (i >= static_cast<size_t>(t.num_published) || t.blocks[i] < 0) {
+      fail("set_twins(): block " + std::to_string(i) + " of sequence " + std::to_string(seq) +
+           " is not published");
+    }
+    // A deduplicated block gets the current twin: it holds the same exact prefix.
+    blocks_[t.blocks[i]].twin = full_serials[k];
+  }
+}
+
+int32_t BlockManager::find_twin(uint64_t key, uint64_t twin) const {
+  auto [lo, hi] = index_.equal_range(key);
+  for (auto it = lo; it != hi; ++it) {
+    if (blocks_[it->second].twin == twin) return it->second;
+  }
+  return -1;
+}
+
+PrefixMatch BlockManager::match_of(std::vector<int32_t> blocks, int32_t num_query_tokens,
+                                   uint64_t root) const {
+  PrefixMatch m;
+  m.root = root;
+  m.chain_key = root;
+  m.num_query_tokens = num_query_tokens;
+  if (!blocks.empty()) {
+    const int32_t last = blocks.back();
+    if (last < 0) fail("match_of(): the last block of a match is a hole");
+    m.chain_key = blocks_[last].key;
+    m.chain_serial = blocks_[last].serial;
+  }
+  for (int32_t id : blocks) m.num_idle += id >= 0 && blocks_[id].state == State::kCached;
+  m.num_tokens = static_cast<int32_t>(blocks.size()) * block_size_;
+  m.blocks = std::move(blocks);
+  return m;
+}
+
+int32_t BlockManager::num_published(int64_t seq) const {
+  auto it = tables_.find(seq);
+  return it == tables_.end() ? 0 : it->second.num_published;
+}
+
+std::vector<int64_t> BlockManager::table_ids() const {
+  std::vector<int64_t> ids;
+  ids.reserve(tables_.size());
+  for (const auto& [seq, table] : tables_) ids.push_back(seq);
+  std::ranges::sort(ids);
+  return ids;
+}
+
+int32_t BlockManager::num_held_blocks(int64_t seq) const {
+  const std::vector<int32_t>& blocks = block_table(seq);
+  return static_cast<int32_t>(std::ranges::count_if(blocks, [](int32_t id) { return id >= 0; }));
+}
+
+PrefixMatch BlockManager::shorten(const PrefixMatch& match, int32_t num_blocks) const {
+  if (num_blocks < 0 || num_blocks >= static_cast<int32_t>(match.blocks.size())) return match;
+  PrefixMatch m = match;
+  m.blocks.resize(static_cast<size_t>(num_blocks));
+  m.num_tokens = num_blocks * block_size_;
+  m.num_idle = static_cast<int32_t>(std::ranges::count_if(
+      m.blocks, [this](int32_t id) { return blocks_[id].state == State::kCached; }));
+  m.chain_key = num_blocks == 0 ? m.root : blocks_[m.blocks.back()].key;
+  m.chain_serial = num_blocks == 0 ? 0 : blocks_[m.blocks.back()].serial;
+  return m;
+}
+
 void BlockManager::free(int64_t seq) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return;
   // Tail first, so that a sequence's last blocks are evicted before its first ones: a prefix
   // is only useful while its head is cached.
   const std::vector<int32_t>& blocks = it->second.blocks;
-  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) release(*b);
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+    if (*b >= 0) release(*b);
+  }
   tables_.erase(it);
 }
 

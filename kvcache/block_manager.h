@@ -89,12 +89,40 @@ class BlockManager {
   // table by the cached copy, and the duplicate returns to the free list.
   void publish(int64_t seq, std::span<const int32_t> tokens, int32_t num_computed);
 
+  // Sliding-window pools (kvcache/kv_pools.h): gives back seq's leading blocks [0, num_blocks)
+  // that no later query can attend to, leaving holes (-1) in the table so that positions keep
+  // their block index. With prefix caching, only published blocks are released (they stay
+  // cached, so a later prefix match may still find them); a block past the published ones is
+  // kept. Holes are never re-filled: a preempted sequence starts a new table. Returns how many
+  // blocks were released.
+  int32_t release_leading(int64_t seq, int32_t num_blocks);
+  // Blocks seq's table holds (its entries that are not holes).
+  int32_t num_held_blocks(int64_t seq) const;
+  // `match` cut to its first `num_blocks` blocks (the chain ends at the last one kept).
+  PrefixMatch shorten(const PrefixMatch& match, int32_t num_blocks) const;
+
+  // Twins (kvcache/kv_pools.h): a sliding pool's published block is tagged with the serial of
+  // the full pool's block at the same position of the same sequence. Serials are never reused
+  // and the full pool's chain is exact, so a twin names the exact prefix the block's K/V was
+  // computed from, without this pool holding the blocks before it.
+  void set_twins(int64_t seq, int32_t from_block, std::span<const uint64_t> full_serials);
+  // A published block with this key and twin, or -1.
+  int32_t find_twin(uint64_t key, uint64_t twin) const;
+  // A match made of `blocks` (published ids, -1 for positions the caller will not read), its
+  // chain continuing from the last one. Throws std::logic_error if that one is a hole.
+  PrefixMatch match_of(std::vector<int32_t> blocks, int32_t num_query_tokens, uint64_t root) const;
+  uint64_t key_of(int32_t id) const { return blocks_[id].key; }
+  uint64_t serial_of(int32_t id) const { return blocks_[id].serial; }
+  int32_t num_published(int64_t seq) const;
+
   // Drops seq's table; its published blocks stay cached when no one else holds them.
   // Unknown seq: no-op (finish and preemption may both release).
   void free(int64_t seq);
 
   bool has_table(int64_t seq) const { return tables_.count(seq) != 0; }
-  // Empty for a sequence without blocks.
+  // The sequences holding a table, in increasing order.
+  std::vector<int64_t> table_ids() const;
+  // Empty for a sequence without blocks; -1 where release_leading() left a hole.
   const std::vector<int32_t>& block_table(int64_t seq) const;
 
   // KV-cache events (block_events.h): off by default. While on, publish() and eviction record
@@ -119,6 +147,7 @@ class BlockManager {
     uint64_t serial = 0;            // unique per publication; identifies the exact prefix
     uint64_t parent_serial = 0;     // serial of the previous block in the chain (0: first)
     uint64_t root = kRootBlockKey;  // the chain's namespace
+    uint64_t twin = 0;              // set_twins(); 0: none
     std::vector<int32_t> tokens;    // kept to compare on a hit: a key collision must not match
     std::list<int32_t>::iterator lru_pos;  // valid when cached
   };

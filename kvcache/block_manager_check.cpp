@@ -39,21 +39,31 @@ void BlockManager::check_integrity() const {
       fail("sequence " + std::to_string(seq) + " has more published blocks than blocks");
     }
     uint64_t parent = 0;
+    bool parent_known = true;  // not after a hole: the released block's serial is not here
     for (size_t i = 0; i < t.blocks.size(); ++i) {
       const int32_t id = t.blocks[i];
-      if (id < 0 || id >= n) fail("sequence " + std::to_string(seq) + " holds a bad block id");
+      if (id < 0) {
+        // A hole: release_leading() gave a published block back (or any, without caching).
+        if (enable_prefix_caching_ && static_cast<int32_t>(i) >= t.num_published) {
+          fail("sequence " + std::to_string(seq) + " has a hole past its published blocks");
+        }
+        parent_known = false;
+        continue;
+      }
+      if (id >= n) fail("sequence " + std::to_string(seq) + " holds a bad block id");
       ++holders[id];
       if (static_cast<int32_t>(i) < t.num_published) {
         // The published prefix is one unbroken chain of cached contents.
         const Block& b = blocks_[id];
-        if (!b.hashed || b.parent_serial != parent || b.root != t.root) {
+        if (!b.hashed || (parent_known && b.parent_serial != parent) || b.root != t.root) {
           fail("sequence " + std::to_string(seq) + ": published " + name(id) + " at position " +
                std::to_string(i) + " breaks the prefix chain");
         }
         parent = b.serial;
+        parent_known = true;
       }
     }
-    if (t.num_published > 0 && parent != t.chain_serial) {
+    if (t.num_published > 0 && parent_known && parent != t.chain_serial) {
       fail("sequence " + std::to_string(seq) + " chain serial does not match its last block");
     }
   }

@@ -65,6 +65,17 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
     out += std::string(kPrefix) + "kv_cache_blocks{state=\"" + state + "\"} " + std::to_string(n) +
            "\n";
   }
+  if (s.kv_sliding_blocks_total > 0) {
+    header(out, "kv_cache_sliding_blocks", "gauge",
+           "Sliding-window layers' own KV-cache pool, blocks by state.");
+    for (auto [state, n] : {std::pair{"active", s.kv_sliding_blocks_active},
+                            std::pair{"cached", s.kv_sliding_blocks_cached},
+                            std::pair{"free", s.kv_sliding_blocks_free},
+                            std::pair{"total", s.kv_sliding_blocks_total}}) {
+      out += std::string(kPrefix) + "kv_cache_sliding_blocks{state=\"" + state + "\"} " +
+             std::to_string(n) + "\n";
+    }
+  }
   metric(out, "kv_cache_integrity_ok", "gauge", "1 while the block manager's invariants hold.",
          s.kv_integrity_ok ? 1 : 0);
   metric(out, "prefix_cache_queries_total", "counter",

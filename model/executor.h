@@ -19,6 +19,9 @@ struct LoraAdapter;
 struct KvCacheSpec {
   int32_t num_blocks = 0;
   int32_t block_size = 16;
+  // > 0: the sliding-window layers' K/V has a pool of its own this size (kvcache/kv_pools.h)
+  // and the plans carry its tables; num_blocks is then the full-attention layers' pool.
+  int32_t num_sliding_blocks = 0;
 };
 
 class Executor {

@@ -1,5 +1,6 @@
 #include "model/step_plan_check.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +18,7 @@ std::string at_seq(int32_t s) {
 }  // namespace
 
 void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks,
-                     int32_t block_size) {
+                     int32_t block_size, int32_t num_sliding_blocks) {
   const int32_t S = p.num_seqs();
   const int32_t T = p.num_tokens();
   if (p.positions.size() != size_t(T) || p.slot_mapping.size() != size_t(T)) {
@@ -36,6 +37,14 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
   if (p.query_start[0] != 0 || p.query_start[S] != T) {
     fail("query_start must start at 0 and end at the token count");
   }
+  const bool split = num_sliding_blocks > 0;
+  if (split && (p.sliding_slot_mapping.size() != size_t(T) ||
+                p.sliding_block_tables.size() != p.block_tables.size())) {
+    fail("a sliding-window pool needs sliding_slot_mapping and sliding_block_tables");
+  }
+  if (!split && (!p.sliding_slot_mapping.empty() || !p.sliding_block_tables.empty())) {
+    fail("sliding-window tables given to an executor without a sliding pool");
+  }
   for (int32_t s = 0; s < S; ++s) {
     const int32_t q0 = p.query_start[s], qlen = p.query_start[s + 1] - q0;
     const int32_t ctx = p.context_len[s];
@@ -50,6 +59,24 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
     const int32_t* table = p.block_tables.data() + int64_t{s} * p.max_blocks_per_seq;
     for (int32_t b = 0; b < blocks; ++b) {
       if (table[b] < 0 || table[b] >= num_blocks) fail("block id out of range" + at_seq(s));
+    }
+    if (split) {
+      // Only the blocks some row's window reaches must be real (paged_attention.h).
+      const int32_t reach = std::max(0, ctx - qlen - c.sliding_window + 1);
+      const int32_t* own = p.sliding_block_tables.data() + int64_t{s} * p.max_blocks_per_seq;
+      for (int32_t b = reach / block_size; b < blocks; ++b) {
+        if (own[b] < 0 || own[b] >= num_sliding_blocks) {
+          fail("sliding block id out of range" + at_seq(s));
+        }
+      }
+      for (int32_t i = 0; i < qlen; ++i) {
+        const int32_t pos = ctx - qlen + i;
+        const int64_t slot = int64_t{own[pos / block_size]} * block_size + pos % block_size;
+        if (p.sliding_slot_mapping[q0 + i] != slot) {
+          fail("sliding slot of token " + std::to_string(q0 + i) +
+               " disagrees with the block table" + at_seq(s));
+        }
+      }
     }
     for (int32_t i = 0; i < qlen; ++i) {
       const int32_t t = q0 + i;

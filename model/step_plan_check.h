@@ -12,8 +12,10 @@ namespace ps {
 // prefix sum ending at T, positions that are not context_len - query_len + i, token ids outside
 // the vocabulary, positions past max_position_embeddings, block table entries outside
 // [0, num_blocks) where they cover context, slots that disagree with the block table, and
-// sample indices out of range or of a sequence without new tokens.
+// sample indices out of range or of a sequence without new tokens. num_sliding_blocks > 0: the
+// plan must carry the sliding pool's tables and slots (kvcache/kv_pools.h), checked the same
+// way over the blocks each sequence's rows can attend to; 0: it must carry none.
 void check_step_plan(const StepPlan& plan, const ModelConfig& config, int32_t num_blocks,
-                     int32_t block_size);
+                     int32_t block_size, int32_t num_sliding_blocks = 0);
 
 }  // namespace ps

@@ -8,8 +8,8 @@ namespace ps {
 
 Scheduler::Scheduler(SchedulerConfig config)
     : config_(std::move(config)),
-      blocks_(config_.num_blocks, config_.block_size, config_.enable_prefix_caching,
-              config_.block_hasher) {
+      kv_(KvPoolsConfig{config_.num_blocks, config_.num_sliding_blocks, config_.sliding_window,
+                        config_.block_size, config_.enable_prefix_caching, config_.block_hasher}) {
   if (config_.max_num_seqs <= 0 || config_.max_batched_tokens <= 0) {
     throw std::invalid_argument("Scheduler needs max_num_seqs > 0 and max_batched_tokens > 0");
   }
@@ -21,7 +21,7 @@ void Scheduler::add(SeqId id, std::vector<int32_t> prompt_ids, SeqAdapter adapte
     throw std::invalid_argument("Scheduler::add: sequence id " + std::to_string(id) +
                                 " is already in use");
   }
-  auto seq = std::make_unique<Sequence>(id, std::move(prompt_ids), &blocks_, adapter);
+  auto seq = std::make_unique<Sequence>(id, std::move(prompt_ids), &kv_.full(), adapter);
   if (!fits_pool(*seq)) {
     rejected_.push_back(id);
     return;
@@ -93,7 +93,6 @@ void Scheduler::schedule_decodes(Step& step) {
 // A chunk shrinks to the blocks the pool can give; only when not one token fits is the newest
 // running sequence preempted.
 void Scheduler::schedule_running_prefills(Step& step) {
-  const int32_t bs = config_.block_size;
   const std::vector<Sequence*> order(running_.begin(), running_.end());  // as in decodes
   for (Sequence* seq : order) {
     if (seq->status() != SeqStatus::kRunning || seq->scheduled_tokens_ > 0 ||
@@ -107,8 +106,7 @@ void Scheduler::schedule_running_prefills(Step& step) {
     int32_t room = 0;
     bool self_preempted = false;
     while (true) {
-      const auto held = static_cast<int32_t>(seq->block_table().size());
-      room = (held + blocks_.num_available_blocks()) * bs - seq->num_computed_tokens();
+      room = kv_.max_slots(seq->id()) - seq->num_computed_tokens();
       if (room > 0) break;
       Sequence* v = victim();
       self_preempted = v == seq;
@@ -117,7 +115,7 @@ void Scheduler::schedule_running_prefills(Step& step) {
     }
     if (self_preempted) continue;
     const int32_t n = std::min(want, room);
-    if (!blocks_.append_slots(seq->id(), seq->num_computed_tokens() + n)) {
+    if (!kv_.append_slots(seq->id(), seq->num_computed_tokens() + n)) {
       throw std::logic_error("Scheduler: blocks counted available could not be taken");
     }
     add_to_step(step, seq, n);
@@ -143,25 +141,25 @@ void Scheduler::admit_waiting(Step& step) {
       continue;
     }
     // A sequence that wants its prompt rows' logits computes every row: no cached prefix.
-    PrefixMatch match;
-    match.root = seq->adapter().prefix_root;
-    if (!seq->prompt_logits()) match = blocks_.match_prefix(seq->tokens(), match.root);
-    const int32_t n = std::min(seq->num_tokens() - match.num_tokens, step.budget);
-    const int32_t slots = match.num_tokens + n;
-    if (!blocks_.can_allocate(match, slots)) {
+    const uint64_t root = seq->adapter().prefix_root;
+    const KvMatch match =
+        seq->prompt_logits() ? kv_.no_match(root) : kv_.match_prefix(seq->tokens(), root);
+    const int32_t n = std::min(seq->num_tokens() - match.num_tokens(), step.budget);
+    const int32_t slots = match.num_tokens() + n;
+    if (!kv_.can_allocate(match, slots)) {
       if (!preempt_lower(step, *seq)) break;
       continue;
     }
-    blocks_.allocate(seq->id(), match, slots);
+    kv_.allocate(seq->id(), match, slots);
     waiting_.pop_front();
-    seq->admit(match.num_tokens);  // waiting -> running
+    seq->admit(match.num_tokens());  // waiting -> running
     seq->queue_pos_ = running_.insert(running_.end(), seq);
     add_to_step(step, seq, n);
   }
 }
 
 bool Scheduler::reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots) {
-  while (!blocks_.append_slots(seq->id(), num_slots)) {
+  while (!kv_.append_slots(seq->id(), num_slots)) {
     Sequence* v = victim();
     preempt(step, v);
     if (v == seq) return false;
@@ -185,7 +183,7 @@ void Scheduler::preempt(Step& step, Sequence* victim) {
     step.budget += victim->scheduled_tokens_;
     std::erase(step.scheduled, victim);
   }
-  blocks_.free(victim->id());
+  kv_.free(victim->id());
   victim->preempt();
   enqueue_waiting(victim, /*preempted=*/true);
   step.preempted.push_back(victim->id());
@@ -203,7 +201,7 @@ void Scheduler::add_to_step(Step& step, Sequence* seq, int32_t num_tokens) {
 }
 
 bool Scheduler::fits_pool(const Sequence& seq) const {
-  return blocks_.blocks_for_tokens(seq.num_tokens()) <= blocks_.num_blocks();
+  return kv_.full().blocks_for_tokens(seq.num_tokens()) <= kv_.full().num_blocks();
 }
 
 void Scheduler::reject(Sequence* seq) {
@@ -251,9 +249,11 @@ void Scheduler::postprocess_verified(const StepPlan& plan,
     if (i >= 0) {
       seq->accept(verified[i]);
       // Slots past the accepted tokens held rejected drafts: give back the blocks they emptied.
-      if (drafts > 0) blocks_.truncate(seq->id(), seq->num_computed_tokens());
+      if (drafts > 0) kv_.truncate(seq->id(), seq->num_computed_tokens());
     }
-    blocks_.publish(seq->id(), seq->tokens(), seq->num_computed_tokens());
+    kv_.publish(seq->id(), seq->tokens(), seq->num_computed_tokens());
+    // After publishing: a released sliding block stays findable in its pool's prefix cache.
+    kv_.release_outside_window(seq->id(), seq->num_computed_tokens());
   }
 }
 
@@ -261,7 +261,7 @@ void Scheduler::finish(SeqId id) {
   Sequence* seq = lookup(id);
   if (seq == nullptr) return;
   (seq->status() == SeqStatus::kRunning ? running_ : waiting_).erase(seq->queue_pos_);
-  blocks_.free(id);
+  kv_.free(id);
   seq->finish();  // waiting|running -> finished
   seqs_.erase(id);
 }

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvcache/block_manager.h"
+#include "kvcache/kv_pools.h"
 #include "scheduler/scheduling_policy.h"
 #include "scheduler/sequence.h"
 #include "scheduler/speculative_config.h"
@@ -19,6 +19,10 @@ namespace ps {
 
 struct SchedulerConfig {
   int32_t num_blocks = 0;
+  // > 0: sliding-window layers keep their K/V in a pool of this many blocks, given back as the
+  // window passes (kvcache/kv_pools.h); sliding_window is its W.
+  int32_t num_sliding_blocks = 0;
+  int32_t sliding_window = 0;
   int32_t block_size = 16;
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;
@@ -81,10 +85,13 @@ class Scheduler {
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   const Sequence* find(SeqId id) const;
-  const BlockManager& block_manager() const { return blocks_; }
-  // The block manager's KV-cache events (kvcache/block_events.h): off until turned on.
-  void record_block_events(bool on) { blocks_.set_record_events(on); }
-  std::vector<BlockEvent> take_block_events() { return blocks_.take_events(); }
+  // The full-attention pool (every layer's, for a model without sliding-window layers).
+  const BlockManager& block_manager() const { return kv_.full(); }
+  const KvPools& kv_pools() const { return kv_; }
+  // The full-attention pool's KV-cache events (kvcache/block_events.h): off until turned on.
+  // A router placing requests by prefix needs the blocks that every layer keeps.
+  void record_block_events(bool on) { kv_.full().set_record_events(on); }
+  std::vector<BlockEvent> take_block_events() { return kv_.full().take_events(); }
   uint64_t num_preemptions() const { return num_preemptions_; }
   const SchedulerConfig& config() const { return config_; }
 
@@ -131,7 +138,7 @@ class Scheduler {
   Sequence* lookup(SeqId id) const;
 
   SchedulerConfig config_;
-  BlockManager blocks_;
+  KvPools kv_;
   std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
   Queue running_;  // admission order: newest at the back, preempted first
   Queue waiting_;  // kFcfs: FIFO, preempted sequences at the front; kPriority: sorted

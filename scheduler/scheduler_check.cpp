@@ -17,7 +17,7 @@ namespace {
 }  // namespace
 
 void Scheduler::check_integrity() const {
-  blocks_.check_integrity();
+  kv_.check_integrity();
   if (seqs_.size() != running_.size() + waiting_.size()) {
     throw std::logic_error("Scheduler: " + std::to_string(seqs_.size()) + " sequences but " +
                            std::to_string(running_.size()) + " running + " +
@@ -36,7 +36,7 @@ void Scheduler::check_integrity() const {
     if (seq.num_uncomputed_tokens() < 1) fail(seq, "has no token left to compute");
     const auto held = static_cast<int32_t>(seq.block_table().size());
     if (held * bs < seq.num_computed_tokens() ||
-        held > blocks_.blocks_for_tokens(seq.num_tokens())) {
+        held > kv_.full().blocks_for_tokens(seq.num_tokens())) {
       fail(seq, "holds " + std::to_string(held) + " blocks for " +
                     std::to_string(seq.num_computed_tokens()) + " computed of " +
                     std::to_string(seq.num_tokens()) + " tokens");
@@ -50,7 +50,7 @@ void Scheduler::check_integrity() const {
     }
     if (seq.status() != SeqStatus::kWaiting) fail(seq, "is in the waiting queue but not waiting");
     if (seq.queue_pos_ != it || lookup(seq.id()) != &seq) fail(seq, "has a stale queue position");
-    if (seq.num_computed_tokens() != 0 || blocks_.has_table(seq.id())) {
+    if (seq.num_computed_tokens() != 0 || kv_.full().has_table(seq.id())) {
       fail(seq, "is waiting but holds computed tokens or blocks");
     }
   }

@@ -21,7 +21,6 @@ void Scheduler::schedule_drafts(Step& step) {
   const SpeculativeConfig& sc = config_.speculative;
   const int32_t limit = sc.disable_by_batch_size;
   if (limit > 0 && static_cast<int32_t>(step.scheduled.size()) > limit) return;
-  const int32_t bs = config_.block_size;
   for (Sequence* seq : step.scheduled) {
     if (step.budget <= 0) break;
     // Decoding: the one uncomputed token (the last sampled one) is this step's whole chunk.
@@ -35,12 +34,11 @@ void Scheduler::schedule_drafts(Step& step) {
     std::vector<int32_t> draft =
         propose_ngram_draft(seq->tokens(), NgramLookup{most, sc.ngram_max, sc.ngram_min});
     if (draft.empty()) continue;
-    const auto held = static_cast<int32_t>(seq->block_table().size());
-    const int32_t room = (held + blocks_.num_available_blocks()) * bs - seq->num_tokens();
+    const int32_t room = kv_.max_slots(seq->id()) - seq->num_tokens();
     if (room < static_cast<int32_t>(draft.size())) draft.resize(std::max(0, room));
     if (draft.empty()) continue;
     const auto d = static_cast<int32_t>(draft.size());
-    if (!blocks_.append_slots(seq->id(), seq->num_tokens() + d)) {
+    if (!kv_.append_slots(seq->id(), seq->num_tokens() + d)) {
       throw std::logic_error("Scheduler: blocks counted available for a draft could not be taken");
     }
     seq->draft_ = std::move(draft);

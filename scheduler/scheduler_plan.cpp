@@ -24,6 +24,11 @@ StepPlan Scheduler::build_plan(const Step& step) const {
   plan.query_start.reserve(num_seqs + 1);
   plan.context_len.reserve(num_seqs);
   plan.block_tables.assign(static_cast<size_t>(num_seqs) * max_blocks, -1);
+  const BlockManager* sliding = kv_.sliding();
+  if (sliding) {
+    plan.sliding_slot_mapping.reserve(num_tokens);
+    plan.sliding_block_tables.assign(plan.block_tables.size(), -1);
+  }
   plan.query_start.push_back(0);
   bool any_drafts = false;
 
@@ -41,6 +46,14 @@ StepPlan Scheduler::build_plan(const Step& step) const {
                                                : seq->draft()[pos - committed]);
       plan.positions.push_back(pos);
       plan.slot_mapping.push_back(table[pos / bs] * bs + pos % bs);
+    }
+    if (sliding) {
+      const std::vector<int32_t>& own = sliding->block_table(seq->id());
+      for (int32_t pos = begin; pos < end; ++pos) {
+        plan.sliding_slot_mapping.push_back(own[pos / bs] * bs + pos % bs);
+      }
+      std::copy(own.begin(), own.end(),
+                plan.sliding_block_tables.begin() + static_cast<ptrdiff_t>(s) * max_blocks);
     }
     plan.query_start.push_back(static_cast<int32_t>(plan.token_ids.size()));
     plan.context_len.push_back(end);

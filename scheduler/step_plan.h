@@ -26,6 +26,11 @@ struct StepPlan {
   // S x max_blocks_per_seq, row-major; entries past a sequence's blocks are -1.
   std::vector<int32_t> block_tables;
   int32_t max_blocks_per_seq = 0;
+  // A model with a sliding-window pool (kvcache/kv_pools.h): its sliding layers' slots and block
+  // tables, shaped as the two above. Entries of blocks every row's window has passed are -1.
+  // Empty: every layer uses slot_mapping and block_tables.
+  std::vector<int32_t> sliding_slot_mapping;
+  std::vector<int32_t> sliding_block_tables;
   // Indices s in [0, S) whose last new token produces logits this step (prompt complete or
   // decoding). Logits come back in this order.
   std::vector<int32_t> sample_indices;

@@ -46,4 +46,27 @@ fi
 out=$("$BIN" bench offline --model "$MODEL" --dataset "$WORK/missing.jsonl" 2>&1) &&
   fail "missing --dataset exits non-zero" ||
   check "missing --dataset names the file" -n "$(grep -F missing.jsonl <<<"$out")"
+# Sliding-window release (kvcache/kv_pools.h): a Gemma-3-style model (window 32, one layer in
+# three global) holds fewer KV blocks per sequence than with every layer global, and the report
+# says so; --disable-hybrid-kv-cache-manager keeps one pool and reports nothing of the kind.
+G3="$WORK/gemma3"
+"$BIN" make-tiny-model "$G3" --model-type gemma3_text --hidden-size 64 --num-layers 6 --num-heads 2 \
+  --num-kv-heads 1 --head-dim 32 --intermediate-size 128 --sliding-window 32 \
+  --sliding-window-pattern 3 >"$WORK/g3-make.log" 2>&1
+if "$BIN" bench offline --model "$G3" --num-prompts 4 --input-len 300 --output-len 16 --no-probe \
+  --skip-single --json "$WORK/g3.json" >"$WORK/g3.out" 2>&1; then
+  pass "bench offline on a sliding-window model exits 0"
+else
+  fail "bench offline on a sliding-window model: $(tail -n 20 "$WORK/g3.out")"
+fi
+check "the start-up line sizes both pools" \
+  "$(grep -c '^KV cache: [0-9]* blocks for full-attention layers, [0-9]* for sliding-window layers' "$WORK/g3.out")" = 1
+# 2 of 6 layers keep ~20 blocks of 16 tokens, 4 keep a window's 3-4: about 0.45x of all-global.
+check "blocks held per sequence: fewer than all-global, more than the global layers alone" \
+  "$(jq '.kv_blocks_per_sequence | .ratio < 0.6 and .ratio > 0.33 and .held < .all_global' "$WORK/g3.json")" = true
+"$BIN" bench offline --model "$G3" --num-prompts 4 --input-len 300 --output-len 16 --no-probe \
+  --skip-single --disable-hybrid-kv-cache-manager --json "$WORK/g3-one.json" >"$WORK/g3-one.out" 2>&1 || true
+check "--disable-hybrid-kv-cache-manager: one pool, no release reported" \
+  "$(grep -c 'sliding-window layers' "$WORK/g3-one.out")/$(jq 'has("kv_blocks_per_sequence")' "$WORK/g3-one.json")" = 0/false
+
 finish

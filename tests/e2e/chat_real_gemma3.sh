@@ -68,6 +68,10 @@ out=$(node "$ROOT/tests/js/chat_real_checkpoint.mjs" "$URL" "$MESSAGES" 2>&1 || 
 check "openai client: chat.completion, refusal null, finish reason set, $n prompt tokens" \
   "$(echo "$out" | jq -r '"\(.object) \(.refusal) \(.finish != null) \(.prompt_tokens)"' 2>/dev/null)" = \
   "chat.completion null true $n"
+# The sliding layers' own pool (kvcache/kv_pools.h): sized at start, every block back after.
+check "/metrics: the sliding-window pool has blocks, none held once the requests are done" \
+  "$(metric 'pagedserve_kv_cache_sliding_blocks{state="total"}' | awk '{ print ($1 > 0) }')/$(metric 'pagedserve_kv_cache_sliding_blocks{state="active"}')" = 1/0
+check "  and the block manager's invariants hold" "$(metric pagedserve_kv_cache_integrity_ok)" = 1
 stop_server "$SERVER_PID" TERM 30
 
 # The multimodal checkpoint layout of the same weights: text_config, prefixed tensors, a vision

@@ -37,7 +37,8 @@ ModelConfig device_config(const std::string& model_type) {
 
 std::unique_ptr<Executor> test_executor(const LoadedModel& model, const SchedulerConfig& sc) {
   if (!on_cuda()) {
-    return std::make_unique<ModelRunner>(model.weights, KvCacheSpec{sc.num_blocks, sc.block_size});
+    return std::make_unique<ModelRunner>(
+        model.weights, KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks});
   }
   ExecutorRequest r;
   r.device.device = Device::cuda;
@@ -66,7 +67,14 @@ struct RunResult {
   int max_seqs_in_step = 0;
   uint64_t preemptions = 0;
   uint64_t prefix_hits = 0;
+  // Sliding-window pool (kvcache/kv_pools.h): the most blocks one step's sequences held in the
+  // full pool beyond what they held in the sliding pool (what window release gave back).
+  int32_t max_blocks_released = 0;
 };
+
+bool has_sliding_layers(const ModelConfig& c) {
+  return std::ranges::count(c.layer_types, LayerType::sliding_attention) > 0;
+}
 
 // Greedy-decodes every prompt for `new_tokens` tokens. Prompts listed in `later` are added
 // only once the first batch has finished (so they can hit the prefix cache).
@@ -74,6 +82,12 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
                      const std::vector<std::vector<int32_t>>& later, int new_tokens,
                      SchedulerConfig sc) {
   const int32_t vocab = model.config.vocab_size;
+  // Sliding layers get their own pool on CPU (as the engine gives them), the same size as the
+  // full one unless the test sized it.
+  if (!on_cuda() && has_sliding_layers(model.config)) {
+    if (sc.num_sliding_blocks == 0) sc.num_sliding_blocks = sc.num_blocks;
+    sc.sliding_window = model.config.sliding_window;
+  }
   Scheduler sched(sc);
   std::unique_ptr<Executor> runner = test_executor(model, sc);
   RunResult r;
@@ -114,12 +128,21 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
       r.outputs[id].push_back(sampled[i]);
       if (static_cast<int>(r.outputs[id].size()) == new_tokens) sched.finish(id);
     }
-    sched.block_manager().check_integrity();
+    sched.kv_pools().check_integrity();
+    if (const BlockManager* sliding = sched.kv_pools().sliding()) {
+      r.max_blocks_released =
+          std::max(r.max_blocks_released,
+                   sched.block_manager().num_active_blocks() - sliding->num_active_blocks());
+    }
   }
   EXPECT_FALSE(sched.has_unfinished()) << "the run did not finish";
   const BlockManager& bm = sched.block_manager();
   EXPECT_EQ(bm.num_active_blocks(), 0);
   EXPECT_EQ(bm.num_free_blocks() + bm.num_cached_blocks(), bm.num_blocks());
+  if (const BlockManager* sliding = sched.kv_pools().sliding()) {
+    EXPECT_EQ(sliding->num_active_blocks(), 0);
+    EXPECT_EQ(sliding->num_free_blocks() + sliding->num_cached_blocks(), sliding->num_blocks());
+  }
   r.preemptions = sched.num_preemptions();
   r.prefix_hits = bm.prefix_hits();
   return r;
@@ -185,6 +208,10 @@ TEST_P(BatchInvariance, ThirtyTwoPromptsTogetherMatchTheOracleAlone) {
   sc.max_batched_tokens = 4096;
   RunResult r = run_greedy(model, prompts, {}, 6, sc);
   EXPECT_GT(r.max_seqs_in_step, 16);
+  // Prompts past the window (12) plus a block (16) give their oldest sliding blocks back.
+  if (!on_cuda() && has_sliding_layers(model.config)) {
+    EXPECT_GT(r.max_blocks_released, 0);
+  }
   expect_matches_oracle(model, r, 6);
 }
 
@@ -233,6 +260,24 @@ TEST_P(BatchInvariance, SharedPrefixHitsTheCacheAndMatchesTheOracle) {
   // 8 later prompts each find the 3 full blocks of the shared 48-token prefix.
   EXPECT_GE(r.prefix_hits, 8u * 48u);
   expect_matches_oracle(model, r, 4);
+}
+
+// A sliding pool far smaller than the full one: it is what runs out, so admission waits on it,
+// prefill chunks shrink to it and decoding preempts for it, and the windows it keeps are still
+// all that every sliding layer reads.
+TEST_P(BatchInvariance, TinySlidingPoolPreemptsAndMatchesTheOracle) {
+  if (on_cuda() || !has_sliding_layers(model.config)) GTEST_SKIP() << "no sliding-window pool";
+  auto prompts = prompts_of_lengths(10, 10, 40, 15, model.config.vocab_size);
+  SchedulerConfig sc;
+  sc.block_size = 4;
+  sc.num_blocks = 256;
+  sc.num_sliding_blocks = 11;  // a 40-token prompt takes 10; a decoding sequence keeps <= 5
+  sc.max_num_seqs = 10;
+  sc.max_batched_tokens = 64;
+  RunResult r = run_greedy(model, prompts, {}, 20, sc);
+  EXPECT_GT(r.preemptions, 0u) << "the sliding pool was meant to force preemption";
+  EXPECT_GT(r.max_blocks_released, 0);
+  expect_matches_oracle(model, r, 20);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, BatchInvariance,
