@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "engine/engine.h"
 #include "reference/naive_generate.h"
@@ -65,7 +66,14 @@ Wave generate(Engine& engine, const std::vector<std::vector<int32_t>>& prompts, 
     }
     w.outputs.push_back(tokens);
   }
-  w.stats = engine.stats();
+  // The finish events go out before the step that sent them frees the blocks and publishes its
+  // stats: wait for the engine to say it is idle (bounded; the checks that follow say what held).
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  do {
+    w.stats = engine.stats();
+    if (w.stats.running == 0 && w.stats.kv_blocks_active == 0) break;
+    std::this_thread::sleep_for(5ms);
+  } while (std::chrono::steady_clock::now() < deadline);
   return w;
 }
 
