@@ -31,6 +31,9 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
       p.block_tables.size() != size_t(S) * size_t(p.max_blocks_per_seq)) {
     fail("block_tables must be S x max_blocks_per_seq");
   }
+  if (!p.state_slots.empty() && p.state_slots.size() != size_t(S)) {
+    fail("state_slots needs S entries (or none)");
+  }
   if (!p.lora_slot.empty() && p.lora_slot.size() != size_t(S)) {
     fail("lora_slot needs S entries (or none)");
   }

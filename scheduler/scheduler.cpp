@@ -9,7 +9,8 @@ namespace ps {
 Scheduler::Scheduler(SchedulerConfig config)
     : config_(std::move(config)),
       kv_(KvPoolsConfig{config_.num_blocks, config_.num_sliding_blocks, config_.sliding_window,
-                        config_.block_size, config_.enable_prefix_caching, config_.block_hasher}) {
+                        config_.block_size, config_.enable_prefix_caching, config_.block_hasher}),
+      states_(config_.num_state_slots) {
   if (config_.max_num_seqs <= 0 || config_.max_batched_tokens <= 0) {
     throw std::invalid_argument("Scheduler needs max_num_seqs > 0 and max_batched_tokens > 0");
   }
@@ -141,9 +142,18 @@ void Scheduler::admit_waiting(Step& step) {
       continue;
     }
     // A sequence that wants its prompt rows' logits computes every row: no cached prefix.
+    // A recurrent model runs only with a state slot free.
+    const bool recurrent = states_.num_slots() > 0;
+    if (recurrent && states_.num_free() == 0) {
+      if (!preempt_lower(step, *seq)) break;
+      continue;
+    }
     const uint64_t root = seq->adapter().prefix_root;
-    const KvMatch match =
-        seq->prompt_logits() ? kv_.no_match(root) : kv_.match_prefix(seq->tokens(), root);
+    // A sequence that wants its prompt rows' logits computes every row, and a recurrent one too
+    // (the state at the end of a cached prefix is not kept).
+    const KvMatch match = seq->prompt_logits() || recurrent
+                              ? kv_.no_match(root)
+                              : kv_.match_prefix(seq->tokens(), root);
     const int32_t n = std::min(seq->num_tokens() - match.num_tokens(), step.budget);
     const int32_t slots = match.num_tokens() + n;
     if (!kv_.can_allocate(match, slots)) {
@@ -151,6 +161,7 @@ void Scheduler::admit_waiting(Step& step) {
       continue;
     }
     kv_.allocate(seq->id(), match, slots);
+    if (recurrent) states_.acquire(seq->id());  // free -> in use
     waiting_.pop_front();
     seq->admit(match.num_tokens());  // waiting -> running
     seq->queue_pos_ = running_.insert(running_.end(), seq);
@@ -184,6 +195,7 @@ void Scheduler::preempt(Step& step, Sequence* victim) {
     std::erase(step.scheduled, victim);
   }
   kv_.free(victim->id());
+  states_.release(victim->id());  // the state is recomputed from the tokens on re-admission
   victim->preempt();
   enqueue_waiting(victim, /*preempted=*/true);
   step.preempted.push_back(victim->id());
@@ -262,6 +274,7 @@ void Scheduler::finish(SeqId id) {
   if (seq == nullptr) return;
   (seq->status() == SeqStatus::kRunning ? running_ : waiting_).erase(seq->queue_pos_);
   kv_.free(id);
+  states_.release(id);
   seq->finish();  // waiting|running -> finished
   seqs_.erase(id);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kvcache/kv_pools.h"
+#include "kvcache/state_slots.h"
 #include "scheduler/scheduling_policy.h"
 #include "scheduler/sequence.h"
 #include "scheduler/speculative_config.h"
@@ -23,6 +24,10 @@ struct SchedulerConfig {
   // window passes (kvcache/kv_pools.h); sliding_window is its W.
   int32_t num_sliding_blocks = 0;
   int32_t sliding_window = 0;
+  // > 0: the model has recurrent layers (Gated DeltaNet); each running sequence holds one of
+  // this many state slots (kvcache/state_slots.h), so at most this many run at once, and no
+  // prefix is reused (the state at a prefix's end is not kept).
+  int32_t num_state_slots = 0;
   int32_t block_size = 16;
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;
@@ -88,6 +93,7 @@ class Scheduler {
   // The full-attention pool (every layer's, for a model without sliding-window layers).
   const BlockManager& block_manager() const { return kv_.full(); }
   const KvPools& kv_pools() const { return kv_; }
+  const StateSlotPool& state_slots() const { return states_; }
   // The full-attention pool's KV-cache events (kvcache/block_events.h): off until turned on.
   // A router placing requests by prefix needs the blocks that every layer keeps.
   void record_block_events(bool on) { kv_.full().set_record_events(on); }
@@ -139,6 +145,7 @@ class Scheduler {
 
   SchedulerConfig config_;
   KvPools kv_;
+  StateSlotPool states_;
   std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
   Queue running_;  // admission order: newest at the back, preempted first
   Queue waiting_;  // kFcfs: FIFO, preempted sequences at the front; kPriority: sorted

@@ -18,6 +18,12 @@ namespace {
 
 void Scheduler::check_integrity() const {
   kv_.check_integrity();
+  states_.check_integrity();
+  if (states_.num_slots() > 0 && states_.num_in_use() != num_running()) {
+    throw std::logic_error("Scheduler: " + std::to_string(states_.num_in_use()) +
+                           " state slots in use for " + std::to_string(num_running()) +
+                           " running sequences");
+  }
   if (seqs_.size() != running_.size() + waiting_.size()) {
     throw std::logic_error("Scheduler: " + std::to_string(seqs_.size()) + " sequences but " +
                            std::to_string(running_.size()) + " running + " +
@@ -34,6 +40,9 @@ void Scheduler::check_integrity() const {
     if (seq.scheduled_tokens_ != 0) fail(seq, "is still scheduled between steps");
     if (!seq.draft_.empty()) fail(seq, "keeps draft tokens between steps");
     if (seq.num_uncomputed_tokens() < 1) fail(seq, "has no token left to compute");
+    if (states_.num_slots() > 0 && states_.slot_of(seq.id()) < 0) {
+      fail(seq, "runs without a state slot");
+    }
     const auto held = static_cast<int32_t>(seq.block_table().size());
     if (held * bs < seq.num_computed_tokens() ||
         held > kv_.full().blocks_for_tokens(seq.num_tokens())) {
@@ -53,6 +62,7 @@ void Scheduler::check_integrity() const {
     if (seq.num_computed_tokens() != 0 || kv_.full().has_table(seq.id())) {
       fail(seq, "is waiting but holds computed tokens or blocks");
     }
+    if (states_.slot_of(seq.id()) >= 0) fail(seq, "is waiting but holds a state slot");
   }
 }
 

@@ -41,6 +41,7 @@ StepPlan Scheduler::build_plan(const Step& step) const {
     const int32_t committed = seq->num_tokens();
     const auto drafts = static_cast<int32_t>(seq->draft().size());
     plan.seq_ids.push_back(seq->id());
+    if (states_.num_slots() > 0) plan.state_slots.push_back(states_.slot_of(seq->id()));
     for (int32_t pos = begin; pos < end; ++pos) {
       plan.token_ids.push_back(pos < committed ? seq->tokens()[pos]
                                                : seq->draft()[pos - committed]);

@@ -31,6 +31,10 @@ struct StepPlan {
   // Empty: every layer uses slot_mapping and block_tables.
   std::vector<int32_t> sliding_slot_mapping;
   std::vector<int32_t> sliding_block_tables;
+  // A model with recurrent layers (kvcache/state_slots.h): S, the state slot each sequence
+  // reads and writes. A sequence whose first new token is at position 0 starts from a zero
+  // state. Empty: no recurrent layers.
+  std::vector<int32_t> state_slots;
   // Indices s in [0, S) whose last new token produces logits this step (prompt complete or
   // decoding). Logits come back in this order.
   std::vector<int32_t> sample_indices;
