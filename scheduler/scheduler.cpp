@@ -151,9 +151,8 @@ void Scheduler::admit_waiting(Step& step) {
     const uint64_t root = seq->adapter().prefix_root;
     // A sequence that wants its prompt rows' logits computes every row, and a recurrent one too
     // (the state at the end of a cached prefix is not kept).
-    const KvMatch match = seq->prompt_logits() || recurrent
-                              ? kv_.no_match(root)
-                              : kv_.match_prefix(seq->tokens(), root);
+    const KvMatch match = seq->prompt_logits() || recurrent ? kv_.no_match(root)
+                                                            : kv_.match_prefix(seq->tokens(), root);
     const int32_t n = std::min(seq->num_tokens() - match.num_tokens(), step.budget);
     const int32_t slots = match.num_tokens() + n;
     if (!kv_.can_allocate(match, slots)) {
