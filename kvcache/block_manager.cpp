@@ -338,14 +338,9 @@ int32_t BlockManager::num_held_blocks(int64_t seq) const {
 
 PrefixMatch BlockManager::shorten(const PrefixMatch& match, int32_t num_blocks) const {
   if (num_blocks < 0 || num_blocks >= static_cast<int32_t>(match.blocks.size())) return match;
-  PrefixMatch m = match;
-  m.blocks.resize(static_cast<size_t>(num_blocks));
-  m.num_tokens = num_blocks * block_size_;
-  m.num_idle = static_cast<int32_t>(std::ranges::count_if(
-      m.blocks, [this](int32_t id) { return blocks_[id].state == State::kCached; }));
-  m.chain_key = num_blocks == 0 ? m.root : blocks_[m.blocks.back()].key;
-  m.chain_serial = num_blocks == 0 ? 0 : blocks_[m.blocks.back()].serial;
-  return m;
+  std::vector<int32_t> kept(match.blocks.begin(), match.blocks.begin() + num_blocks);
+  // match_of() fails if the cut ends on a hole: a chain cannot continue from a block not held.
+  return match_of(std::move(kept), match.num_query_tokens, match.root);
 }
 
 void BlockManager::free(int64_t seq) {

@@ -98,7 +98,8 @@ class BlockManager {
   int32_t release_leading(int64_t seq, int32_t num_blocks);
   // Blocks seq's table holds (its entries that are not holes).
   int32_t num_held_blocks(int64_t seq) const;
-  // `match` cut to its first `num_blocks` blocks (the chain ends at the last one kept).
+  // `match` cut to its first `num_blocks` blocks (the chain ends at the last one kept). Throws
+  // std::logic_error if that one is a hole.
   PrefixMatch shorten(const PrefixMatch& match, int32_t num_blocks) const;
 
   // Twins (kvcache/kv_pools.h): a sliding pool's published block is tagged with the serial of

@@ -155,7 +155,7 @@ TEST(KvPools, APrefixHitNeedsOnlyTheWindowsBlocksInTheSlidingPool) {
 }
 
 TEST(KvPools, ACutMatchAllocatesAndContinuesTheChainFromWhereItWasCut) {
-  KvPools kv(pools_config(32, 32, 4));
+  KvPools kv(pools_config(32, 32, 64));  // a window past every token: no holes in the match
   const auto tokens = iota_tokens(17);
   kv.allocate(1, kv.match_prefix(tokens, kRootBlockKey), 17);
   kv.publish(1, tokens, 16);
@@ -167,10 +167,23 @@ TEST(KvPools, ACutMatchAllocatesAndContinuesTheChainFromWhereItWasCut) {
   hit.full = kv.full().shorten(hit.full, 2);
   hit.sliding = kv.sliding()->shorten(hit.sliding, 2);
   EXPECT_EQ(hit.full.num_idle, 2);
+  EXPECT_EQ(hit.sliding.num_idle, 2);
   kv.allocate(2, hit, 17);
   kv.publish(2, tokens, 16);
   kv.check_integrity();
   EXPECT_EQ(kv.full().num_active_blocks(), 5);  // 4 shared cached blocks + the partial one
+}
+
+TEST(KvPools, AMatchCannotBeCutToEndOnAHole) {
+  KvPools kv(pools_config(32, 32, 4));
+  const auto tokens = iota_tokens(17);
+  kv.allocate(1, kv.match_prefix(tokens, kRootBlockKey), 17);
+  kv.publish(1, tokens, 16);
+  kv.free(1);
+  const KvMatch hit = kv.match_prefix(tokens, kRootBlockKey);
+  ASSERT_EQ(hit.sliding.blocks.size(), 4u);  // holes, then block 3 (the 16-token hit's window)
+  EXPECT_EQ(hit.sliding.blocks[1], -1);
+  EXPECT_THROW(kv.sliding()->shorten(hit.sliding, 2), std::logic_error);
 }
 
 TEST(KvPools, IntegrityNoticesPoolsThatDisagree) {
