@@ -141,7 +141,6 @@ void Scheduler::admit_waiting(Step& step) {
       reject(seq);
       continue;
     }
-    // A sequence that wants its prompt rows' logits computes every row: no cached prefix.
     // A recurrent model runs only with a state slot free.
     const bool recurrent = states_.num_slots() > 0;
     if (recurrent && states_.num_free() == 0) {
