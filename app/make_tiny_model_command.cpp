@@ -67,6 +67,33 @@ void set_gpt_oss_layers(const Flags& flags, ModelConfig* c) {
   }
 }
 
+// Qwen3.5's hybrid layers: every --full-attention-interval-th layer (4) gated full attention, the
+// others Gated DeltaNet with the --linear-* shape; a quarter of each head rotates by default.
+void set_qwen3_5_layers(const Flags& flags, ModelConfig* c) {
+  auto positive = [&](const char* name, int64_t fallback) {
+    const int64_t v = flags.i64(name, fallback);
+    if (v < 1 || v > 4096) throw UsageError(std::string("flag --") + name + " must be in [1, 4096]");
+    return static_cast<int32_t>(v);
+  };
+  LinearAttentionShape& s = c->linear;
+  s.num_key_heads = positive("linear-num-key-heads", 4);
+  s.num_value_heads = positive("linear-num-value-heads", 8);
+  s.key_head_dim = positive("linear-key-head-dim", 32);
+  s.value_head_dim = positive("linear-value-head-dim", 32);
+  s.conv_kernel = positive("linear-conv-kernel", 4);
+  if (s.num_value_heads % s.num_key_heads != 0) {
+    throw UsageError("--linear-num-value-heads must be a multiple of --linear-num-key-heads");
+  }
+  const int32_t interval = positive("full-attention-interval", 4);
+  c->attn_output_gate = true;
+  c->partial_rotary_factor = static_cast<float>(flags.f64("partial-rotary-factor", 0.25));
+  c->layer_types.clear();
+  for (int32_t l = 0; l < c->num_hidden_layers; ++l) {
+    c->layer_types.push_back((l + 1) % interval == 0 ? LayerType::full_attention
+                                                     : LayerType::linear_attention);
+  }
+}
+
 }  // namespace
 
 int make_tiny_model_command(int argc, char** argv) {
@@ -90,14 +117,20 @@ int make_tiny_model_command(int argc, char** argv) {
                "partial-rotary-factor",
                "original-max-position-embeddings",
                "sliding-window",
-               "sliding-window-pattern"},
+               "sliding-window-pattern",
+               "linear-num-key-heads",
+               "linear-num-value-heads",
+               "linear-key-head-dim",
+               "linear-value-head-dim",
+               "linear-conv-kernel",
+               "full-attention-interval"},
               {"untied", "help"});
   if (flags.on("help") || flags.positional().size() != 1) {
     std::fprintf(
         stderr,
         "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
         "[--seed S]\n  [--model-type "
-        "qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text|gpt_oss]\n  "
+        "qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text|gpt_oss|qwen3_5_text]\n  "
         "[--hidden-size 512] "
         "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
         "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
@@ -108,7 +141,11 @@ int make_tiny_model_command(int argc, char** argv) {
         "    [--original-max-position-embeddings max/4]\n  gemma3_text: [--sliding-window 512] "
         "[--sliding-window-pattern 6] (every 6th layer global)\n  gpt_oss: [--num-experts 4] "
         "[--num-experts-per-tok 2] [--sliding-window 128] (experts MXFP4, --intermediate-size "
-        "wide;\n    sliding and full layers alternate; q/k/v/o biases, attention sinks)\n");
+        "wide;\n    sliding and full layers alternate; q/k/v/o biases, attention sinks)\n"
+        "  qwen3_5_text: [--full-attention-interval 4] [--linear-num-key-heads 4]\n"
+        "    [--linear-num-value-heads 8] [--linear-key-head-dim 32] [--linear-value-head-dim 32]\n"
+        "    [--linear-conv-kernel 4] [--partial-rotary-factor 0.25] (Gated DeltaNet layers, the\n"
+        "    others gated full attention)\n");
     if (flags.on("help")) return 0;
     throw UsageError("expected exactly one DIR argument");
   }
@@ -117,14 +154,14 @@ int make_tiny_model_command(int argc, char** argv) {
   c.model_type = flags.str("model-type", c.model_type);
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
       c.model_type != "qwen3_moe" && c.model_type != "smollm3" && c.model_type != "phi3" &&
-      c.model_type != "gemma3_text" && c.model_type != "gpt_oss") {
+      c.model_type != "gemma3_text" && c.model_type != "gpt_oss" && c.model_type != "qwen3_5_text") {
     throw UsageError(
-        "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3, gemma3_text or "
-        "gpt_oss, got '" +
+        "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3, gemma3_text, "
+        "gpt_oss or qwen3_5_text, got '" +
         c.model_type + "'");
   }
-  c.qk_norm =
-      c.model_type == "qwen3" || c.model_type == "qwen3_moe" || c.model_type == "gemma3_text";
+  c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe" ||
+              c.model_type == "gemma3_text" || c.model_type == "qwen3_5_text";
   c.attention_bias = c.model_type == "qwen2" || c.model_type == "gpt_oss";
   auto dim = [&](const char* name, int32_t fallback) {
     int64_t v = flags.i64(name, fallback);
@@ -155,8 +192,18 @@ int make_tiny_model_command(int argc, char** argv) {
         "--sliding-window and --sliding-window-pattern need --model-type gemma3_text or "
         "gpt_oss");
   }
+  const bool hybrid = c.model_type == "qwen3_5_text";
+  for (const char* name : {"linear-num-key-heads", "linear-num-value-heads", "linear-key-head-dim",
+                           "linear-value-head-dim", "linear-conv-kernel",
+                           "full-attention-interval"}) {
+    if (!hybrid && flags.has(name)) {
+      throw UsageError(std::string("flag --") + name + " needs --model-type qwen3_5_text");
+    }
+  }
   if (c.model_type == "phi3") {
     set_phi3_rope(flags, &c);
+  } else if (hybrid) {
+    set_qwen3_5_layers(flags, &c);
   } else if (flags.has("partial-rotary-factor") || flags.has("original-max-position-embeddings")) {
     throw UsageError(
         "--partial-rotary-factor and --original-max-position-embeddings need "

@@ -16,6 +16,7 @@
 
 #include "checkpoint/mapped_pages.h"
 #include "cpu/kv_cache_pages.h"
+#include "cpu/linear_attention_layer.h"
 #include "cpu/lora_bank.h"
 #include "cpu/lowbit_weights.h"
 #include "cpu/moe_layer.h"
@@ -68,6 +69,29 @@ void set_threads_once() {
   });
 }
 
+// A hybrid model's plan names one distinct state slot per sequence; others name none.
+void check_state_slots(const StepPlan& plan, int32_t num_slots) {
+  if (num_slots == 0) {
+    if (!plan.state_slots.empty()) {
+      throw std::invalid_argument("StepPlan: state_slots given to a model without linear layers");
+    }
+    return;
+  }
+  if (plan.state_slots.size() != size_t(plan.num_seqs())) {
+    throw std::invalid_argument("StepPlan: a model with linear-attention layers needs one state "
+                                "slot per sequence");
+  }
+  std::vector<bool> seen(size_t(num_slots), false);
+  for (int32_t slot : plan.state_slots) {
+    if (slot < 0 || slot >= num_slots || seen[size_t(slot)]) {
+      throw std::invalid_argument("StepPlan: state slot " + std::to_string(slot) +
+                                  " is out of range or named twice (" +
+                                  std::to_string(num_slots) + " slots)");
+    }
+    seen[size_t(slot)] = true;
+  }
+}
+
 }  // namespace
 
 struct ModelRunner::Impl {
@@ -90,6 +114,8 @@ struct ModelRunner::Impl {
   float embed_scale = 1.0f;    // Gemma: sqrt(hidden_size) in the embedding's dtype
   Buffer x, h, qkv, attn, gu, act, cos, sin, cos_local, sin_local, sel_x, sel_attn, branch;
   MoeScratch moe_scratch;
+  RecurrentStates states;  // the linear layers' per-slot states (a hybrid model's)
+  std::vector<float> linear_scratch;
   std::vector<int32_t> sample_rows;
   std::string kernel_summary;
   LoraBank lora;  // resident adapters; their low-rank terms follow each base projection
@@ -106,6 +132,18 @@ struct ModelRunner::Impl {
 
   void forward(const StepPlan& plan, std::vector<float>* logits);
 
+  // A sequence whose step starts at position 0 (a new one, or one preempted and recomputed)
+  // starts from zero recurrent states; the others continue from their slot's.
+  void reset_started_states(const StepPlan& plan) {
+    if (states.num_slots() == 0) return;
+    for (int32_t i = 0; i < plan.num_seqs(); ++i) {
+      const int32_t begin = plan.query_start[size_t(i)];
+      if (plan.query_start[size_t(i) + 1] > begin && plan.positions[size_t(begin)] == 0) {
+        states.reset(plan.state_slots[size_t(i)]);
+      }
+    }
+  }
+
   // bytes_of(projection) summed over every projection (lm_head and each layer's four), plus
   // moe_bytes(layer) for each sparse layer.
   template <typename BytesOf, typename MoeBytes>
@@ -113,6 +151,7 @@ struct ModelRunner::Impl {
     int64_t total = bytes_of(lm_head);
     for (const PackedLayer& l : layers) {
       total += bytes_of(l.qkv) + bytes_of(l.o_proj) + bytes_of(l.gate_up) + bytes_of(l.down);
+      if (l.linear) total += bytes_of(l.linear_in);
       if (l.moe) total += moe_bytes(*l.moe);
     }
     return total;
@@ -147,11 +186,11 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   if (c.gemma_layout()) scale_in_place(xs, T * H, embed_scale);
   rope_tables(plan);
   lora.begin_step(plan);
+  reset_started_states(plan);
   const bool adapters = lora.step_has_adapters();
   using Rows = LoraBank::Rows;
 
   PagedAttentionArgs pa;
-  pa.q_row_stride = QKV;
   pa.block_tables = plan.block_tables.data();
   pa.max_blocks_per_seq = plan.max_blocks_per_seq;
   pa.query_start = plan.query_start.data();
@@ -166,60 +205,88 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
   pa.out_row_stride = Q;
 
   const int64_t L = int64_t(layers.size());
+  int32_t linear_layer = 0;  // the index of the next linear layer among the linear ones
   for (int64_t l = 0; l < L; ++l) {
     const PackedLayer& w = layers[l];
-    float* hs = h.get(T * H);
-    float* qkvs = qkv.get(T * QKV);
-    rms_norm_rows(xs, H, nullptr, T, H, ptr(w.input_norm), c.rms_norm_eps, hs, H);
-    project(hs, T, w.qkv, w.qkv_bias, qkvs);
-    if (adapters) lora.add(l, LoraSite::kQkv, Rows::kAll, hs, H, qkvs, QKV);
-    QkRopeArgs qr;
-    qr.qkv = qkvs;
-    qr.ld = QKV;
-    qr.rows = T;
-    qr.num_heads = c.num_attention_heads;
-    qr.num_kv_heads = c.num_key_value_heads;
-    qr.head_dim = c.head_dim;
-    qr.rotary_dim = rope.rotary_dim;
-    qr.rotate = c.layer_uses_rope(int32_t(l));
-    qr.q_norm = ptr(w.q_norm);
-    qr.k_norm = ptr(w.k_norm);
-    qr.eps = c.rms_norm_eps;
-    const bool local = local_rope && c.layer_is_sliding(int32_t(l));
-    qr.cos = (local ? cos_local : cos).v.data();
-    qr.sin = (local ? sin_local : sin).v.data();
-    qk_norm_rope(qr);
-    void* kc = k_cache[size_t(l)].data_ptr();
-    void* vc = v_cache[size_t(l)].data_ptr();
-    // A sliding layer of a split cache lives in the sliding pool (kvcache/kv_pools.h).
-    const bool own_pool = split_pools && c.layer_is_sliding(int32_t(l));
-    const int32_t* slots = (own_pool ? plan.sliding_slot_mapping : plan.slot_mapping).data();
-    if (kv_dtype == KvCacheDtype::bf16) {
-      write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, QKV, slots, int32_t(T), int32_t(KV),
-                          static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
-    } else {
-      write_kv_cache(qkvs + Q, qkvs + Q + KV, QKV, slots, int32_t(T), int32_t(KV),
-                     static_cast<float*>(kc), static_cast<float*>(vc));
-    }
     const bool last = l == L - 1;
-    // The last layer's output is only read at the sampled rows: past its K/V write, it runs on
-    // those R rows alone (and not at all on a step that samples nothing).
-    if (last && R == 0) break;
-    pa.q = qkvs;
-    pa.window = c.layer_window(int32_t(l));
-    pa.block_tables = (own_pool ? plan.sliding_block_tables : plan.block_tables).data();
-    pa.sinks = ptr(w.sinks);
-    pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
-    pa.out = attn.get(T * Q);
-    paged_attention(pa);
+    float* hs = h.get(T * H);
+    rms_norm_rows(xs, H, nullptr, T, H, ptr(w.input_norm), c.rms_norm_eps, hs, H);
+    // The mixer's output rows, `width` floats each, for o_proj (out_proj in a linear layer).
+    float* mixed = nullptr;
+    int64_t width = Q;
+    if (w.linear) {
+      const LinearAttentionShape& s = c.linear;
+      const int64_t ld = s.conv_dim() + s.value_dim() + 2 * int64_t{s.num_value_heads};
+      float* in = qkv.get(T * ld);
+      project(hs, T, w.linear_in, {}, in);
+      LinearMixerArgs la;
+      la.weights = &w;
+      la.shape = &s;
+      la.eps = c.rms_norm_eps;
+      la.linear_layer = linear_layer++;
+      la.in = in;
+      la.ld = ld;
+      la.out = mixed = attn.get(T * s.value_dim());
+      width = s.value_dim();
+      // Every row advances the state, sampled or not.
+      run_linear_mixer(la, plan, states, &linear_scratch);
+      if (last && R == 0) break;
+    } else {
+      // Qwen3.5's gated attention appends every head's output gate after q, k and v.
+      const int64_t ld = QKV + (w.output_gate ? Q : 0);
+      float* qkvs = qkv.get(T * ld);
+      project(hs, T, w.qkv, w.qkv_bias, qkvs);
+      if (adapters) lora.add(l, LoraSite::kQkv, Rows::kAll, hs, H, qkvs, ld);
+      QkRopeArgs qr;
+      qr.qkv = qkvs;
+      qr.ld = ld;
+      qr.rows = T;
+      qr.num_heads = c.num_attention_heads;
+      qr.num_kv_heads = c.num_key_value_heads;
+      qr.head_dim = c.head_dim;
+      qr.rotary_dim = rope.rotary_dim;
+      qr.rotate = c.layer_uses_rope(int32_t(l));
+      qr.q_norm = ptr(w.q_norm);
+      qr.k_norm = ptr(w.k_norm);
+      qr.eps = c.rms_norm_eps;
+      const bool local = local_rope && c.layer_is_sliding(int32_t(l));
+      qr.cos = (local ? cos_local : cos).v.data();
+      qr.sin = (local ? sin_local : sin).v.data();
+      qk_norm_rope(qr);
+      void* kc = k_cache[size_t(l)].data_ptr();
+      void* vc = v_cache[size_t(l)].data_ptr();
+      // A sliding layer of a split cache lives in the sliding pool (kvcache/kv_pools.h).
+      const bool own_pool = split_pools && c.layer_is_sliding(int32_t(l));
+      const int32_t* slots = (own_pool ? plan.sliding_slot_mapping : plan.slot_mapping).data();
+      if (kv_dtype == KvCacheDtype::bf16) {
+        write_kv_cache_bf16(qkvs + Q, qkvs + Q + KV, ld, slots, int32_t(T), int32_t(KV),
+                            static_cast<uint16_t*>(kc), static_cast<uint16_t*>(vc));
+      } else {
+        write_kv_cache(qkvs + Q, qkvs + Q + KV, ld, slots, int32_t(T), int32_t(KV),
+                       static_cast<float*>(kc), static_cast<float*>(vc));
+      }
+      // The last layer's output is only read at the sampled rows: past its K/V write, it runs
+      // on those R rows alone (and not at all on a step that samples nothing).
+      if (last && R == 0) break;
+      pa.q = qkvs;
+      pa.q_row_stride = ld;
+      pa.window = c.layer_window(int32_t(l));
+      pa.block_tables = (own_pool ? plan.sliding_block_tables : plan.block_tables).data();
+      pa.sinks = ptr(w.sinks);
+      pa.set_cache(kc, vc, kv_dtype == KvCacheDtype::bf16);
+      pa.out = mixed = attn.get(T * Q);
+      paged_attention(pa);
+      if (w.output_gate) sigmoid_gate_rows(qkvs + QKV, ld, T, Q, mixed, Q);
+    }
     int64_t M = T;
-    float* attn_rows = pa.out;
+    float* attn_rows = mixed;
     if (last && R < T) {
       float* sx = sel_x.get(R * H);
-      attn_rows = sel_attn.get(R * Q);
+      attn_rows = sel_attn.get(R * width);
       for (int64_t r = 0; r < R; ++r) {
         std::memcpy(sx + r * H, xs + int64_t{sample_rows[r]} * H, sizeof(float) * H);
-        std::memcpy(attn_rows + r * Q, pa.out + int64_t{sample_rows[r]} * Q, sizeof(float) * Q);
+        std::memcpy(attn_rows + r * width, mixed + int64_t{sample_rows[r]} * width,
+                    sizeof(float) * width);
       }
       xs = sx;
       M = R;
@@ -228,7 +295,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     // Gemma normalizes the branch's output before the residual add; the others fuse the add.
     float* out = w.attn_out_norm.defined() ? branch.get(M * H) : xs;
     project(attn_rows, M, w.o_proj, w.o_bias, out, /*accumulate=*/out == xs);
-    if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, Q, out, H);
+    if (adapters) lora.add(l, LoraSite::kOProj, rows, attn_rows, width, out, H);
     if (out != xs) {
       rms_norm_rows(out, H, nullptr, M, H, ptr(w.attn_out_norm), c.rms_norm_eps, out, H);
       add_into(out, M * H, xs);
@@ -322,7 +389,19 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
     m.embed_scale = Tensor::from_floats({&m.embed_scale, 1}, {1}).to(m.embed.dtype()).value_at(0);
   }
   m.split_pools = spec.num_sliding_blocks > 0;
+  if (c.num_linear_layers() > 0) {
+    if (spec.num_state_slots <= 0) {
+      throw std::invalid_argument("ModelRunner: a model with linear-attention layers needs state "
+                                  "slots (KvCacheSpec::num_state_slots)");
+    }
+    m.states = RecurrentStates(c, spec.num_state_slots);
+  }
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    if (c.layer_is_linear(l)) {  // its state lives in the state slots instead
+      m.k_cache.emplace_back();
+      m.v_cache.emplace_back();
+      continue;
+    }
     const int32_t blocks =
         m.split_pools && c.layer_is_sliding(l) ? spec.num_sliding_blocks : spec.num_blocks;
     // Zeros that take memory only once written (kv_cache_pages.h says why).
@@ -343,6 +422,7 @@ void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
   }
   check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size,
                   impl_->spec.num_sliding_blocks);
+  check_state_slots(plan, impl_->states.num_slots());
   impl_->forward(plan, logits);
 }
 
@@ -360,7 +440,9 @@ const std::string& ModelRunner::kernel_summary() const {
 
 int64_t ModelRunner::kv_bytes_per_block(const ModelConfig& c, int32_t block_size,
                                         KvCacheDtype dtype) {
-  return 2 * int64_t{c.num_hidden_layers} * block_size * c.kv_size() * kv_cache_dtype_bytes(dtype);
+  // Linear-attention layers keep no K/V: their state is per sequence (RecurrentStates).
+  const int64_t layers = int64_t{c.num_hidden_layers} - c.num_linear_layers();
+  return 2 * layers * block_size * c.kv_size() * kv_cache_dtype_bytes(dtype);
 }
 
 int64_t ModelRunner::weight_bytes() const {
@@ -371,7 +453,8 @@ int64_t ModelRunner::weight_bytes() const {
   for (const PackedLayer& l : m.layers) {
     total += bytes(l.input_norm) + bytes(l.qkv_bias) + bytes(l.q_norm) + bytes(l.k_norm) +
              bytes(l.post_norm) + bytes(l.attn_out_norm) + bytes(l.mlp_out_norm) + bytes(l.o_bias) +
-             bytes(l.sinks);
+             bytes(l.sinks) + bytes(l.conv_weight) + bytes(l.neg_exp_a) + bytes(l.dt_bias) +
+             bytes(l.gated_norm);
   }
   return total;
 }

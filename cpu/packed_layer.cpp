@@ -3,7 +3,10 @@
 // model_runner.cpp, which runs the forward pass over the packed layers.
 #include "cpu/packed_layer.h"
 
+#include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "cpu/lowbit_weights.h"
@@ -17,7 +20,7 @@ Tensor dense_f32(const Tensor& t, const char* name) {
 
 Tensor norm_weight(const Tensor& t, const ModelConfig& c, const char* name) {
   Tensor w = dense_f32(t, name);
-  if (!c.gemma_layout()) return w;
+  if (!c.norms_add_one()) return w;
   Tensor shifted = w.clone();
   float* p = shifted.data_ptr<float>();
   for (int64_t i = 0; i < shifted.numel(); ++i) p[i] = 1.0f + p[i];
@@ -45,22 +48,78 @@ Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& 
   return Projection(w, format, o.quantization_group);
 }
 
+namespace {
+
+// A Gated DeltaNet layer's mixer: one stacked input projection and the small fp32 tensors.
+void pack_linear_mixer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,
+                       const RunnerOptions& o, PackedLayer* p) {
+  const LinearAttentionShape& s = c.linear;
+  const int64_t h = c.hidden_size, hv = s.num_value_heads;
+  p->linear = true;
+  p->linear_in = projection(cat_rows({matrix(l.in_proj_qkv, "in_proj_qkv"),
+                                      matrix(l.in_proj_z, "in_proj_z"),
+                                      matrix(l.in_proj_b, "in_proj_b"),
+                                      matrix(l.in_proj_a, "in_proj_a")}),
+                            tuner, o);
+  p->o_proj = projection(matrix(l.out_proj, "out_proj"), tuner, o);
+  p->conv_weight = dense_f32(l.conv1d, "conv1d").reshape({s.conv_dim(), s.conv_kernel});
+  p->dt_bias = dense_f32(l.dt_bias, "dt_bias");
+  p->neg_exp_a = dense_f32(l.A_log, "A_log").clone();
+  float* a = p->neg_exp_a.data_ptr<float>();
+  for (int64_t i = 0; i < p->neg_exp_a.numel(); ++i) a[i] = -std::exp(a[i]);
+  p->gated_norm = dense_f32(l.linear_norm, "linear_attn.norm");
+  const bool ok = p->linear_in.shape_is(s.conv_dim() + s.value_dim() + 2 * hv, h) &&
+                  p->o_proj.shape_is(h, s.value_dim()) && p->dt_bias.numel() == hv &&
+                  p->neg_exp_a.numel() == hv && p->gated_norm.numel() == s.value_head_dim;
+  if (!ok) throw std::invalid_argument("ModelRunner: linear_attn weight shapes do not match config");
+}
+
+// q_proj's rows as [every head's query; every head's gate]: the checkpoint stores each head's
+// query rows followed by its gate rows.
+std::pair<Tensor, Tensor> split_query_gate(const Tensor& q_proj, const ModelConfig& c) {
+  const int64_t hd = c.head_dim;
+  if (q_proj.dim() != 2 || q_proj.size(0) != 2 * c.q_size()) {
+    throw std::invalid_argument("ModelRunner: q_proj with an output gate needs 2 * heads * "
+                                "head_dim rows");
+  }
+  std::vector<Tensor> query, gate;
+  for (int64_t head = 0; head < c.num_attention_heads; ++head) {
+    query.push_back(q_proj.rows(2 * head * hd, hd));
+    gate.push_back(q_proj.rows(2 * head * hd + hd, hd));
+  }
+  return {cat_rows(query), cat_rows(gate)};
+}
+
+}  // namespace
+
 PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,
                        const RunnerOptions& o) {
   PackedLayer p;
   p.input_norm = norm_weight(l.input_layernorm, c, "input_layernorm");
-  p.qkv = projection(cat_rows({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"),
-                               matrix(l.v_proj, "v_proj")}),
-                     tuner, o);
+  p.post_norm = norm_weight(l.post_attention_layernorm, c, "post_attention_layernorm");
+  const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
+  if (l.in_proj_qkv.defined()) {
+    pack_linear_mixer(l, c, tuner, o, &p);
+  } else if (c.attn_output_gate) {
+    p.output_gate = true;
+    const auto [query, gate] = split_query_gate(matrix(l.q_proj, "q_proj"), c);
+    p.qkv = projection(
+        cat_rows({query, matrix(l.k_proj, "k_proj"), matrix(l.v_proj, "v_proj"), gate}), tuner,
+        o);
+  } else {
+    p.qkv = projection(cat_rows({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"),
+                                 matrix(l.v_proj, "v_proj")}),
+                       tuner, o);
+  }
   if (c.attention_bias) {
     p.qkv_bias = cat_rows({dense_f32(l.q_bias, "q_bias"), dense_f32(l.k_bias, "k_bias"),
                            dense_f32(l.v_bias, "v_bias")});
   }
-  if (c.qk_norm) {
+  if (c.qk_norm && !p.linear) {
     p.q_norm = norm_weight(l.q_norm, c, "q_norm");
     p.k_norm = norm_weight(l.k_norm, c, "k_norm");
   }
-  p.o_proj = projection(matrix(l.o_proj, "o_proj"), tuner, o);
+  if (!p.linear) p.o_proj = projection(matrix(l.o_proj, "o_proj"), tuner, o);
   if (c.gpt_oss()) {
     p.o_bias = dense_f32(l.o_bias, "o_proj bias");
     p.sinks = dense_f32(l.sinks, "sinks");
@@ -69,10 +128,7 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.attn_out_norm = norm_weight(l.post_attention_layernorm, c, "post_attention_layernorm");
     p.post_norm = norm_weight(l.pre_feedforward_layernorm, c, "pre_feedforward_layernorm");
     p.mlp_out_norm = norm_weight(l.post_feedforward_layernorm, c, "post_feedforward_layernorm");
-  } else {
-    p.post_norm = norm_weight(l.post_attention_layernorm, c, "post_attention_layernorm");
   }
-  const int64_t h = c.hidden_size, q = c.q_size(), kv = c.kv_size(), i = c.intermediate_size;
   if (l.moe.defined()) {
     p.moe = std::make_shared<const MoeLayer>(l.moe, c, tuner);
   } else {
@@ -81,8 +137,9 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.down = projection(matrix(l.down_proj, "down_proj"), tuner, o);
   }
   const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
-  const bool ok =
-      p.qkv.shape_is(q + 2 * kv, h) && p.o_proj.shape_is(h, q) && mlp_ok &&
+  const bool mixer_ok = p.linear || (p.qkv.shape_is(q + 2 * kv + (p.output_gate ? q : 0), h) &&
+                                      p.o_proj.shape_is(h, q));
+  const bool ok = mixer_ok && mlp_ok &&
       p.input_norm.numel() == h && p.post_norm.numel() == h &&
       (!c.gpt_oss() || (p.o_bias.numel() == h && p.sinks.numel() == c.num_attention_heads));
   if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");

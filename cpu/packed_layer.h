@@ -27,6 +27,15 @@ struct PackedLayer {
       sinks;
   Projection qkv, o_proj, gate_up, down;
   std::shared_ptr<const MoeLayer> moe;  // set in a sparse layer, which has no gate_up / down
+  // Qwen3.5's gated attention: qkv's rows are every head's query, then k, v, then every head's
+  // output gate (the checkpoint interleaves query and gate per head; packing gathers them).
+  bool output_gate = false;
+  // A Gated DeltaNet layer (linear_attention_layer.h) instead of attention: linear_in is
+  // in_proj_qkv, z, b, a stacked (one product), o_proj is out_proj; conv_weight [conv_dim, K],
+  // neg_exp_a = -exp(A_log) and dt_bias [Hv], gated_norm [v_head_dim], all fp32.
+  bool linear = false;
+  Projection linear_in;
+  Tensor conv_weight, neg_exp_a, dt_bias, gated_norm;
 };
 
 // An RMSNorm weight as the kernels apply it (y = x_normed * w): fp32, and 1 + w for Gemma, whose

@@ -184,6 +184,18 @@ void add_into(const float* x, int64_t n, float* y) {
   });
 }
 
+void sigmoid_gate_rows(const float* gate, int64_t ld_gate, int64_t rows, int64_t width, float* y,
+                       int64_t ld_y) {
+  parallel_for(0, rows, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(width, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const float* g = gate + r * ld_gate;
+                   float* out = y + r * ld_y;
+                   for (int64_t j = 0; j < width; ++j) out[j] *= 1.0f / (1.0f + std::exp(-g[j]));
+                 }
+               });
+}
+
 void scale_in_place(float* x, int64_t n, float factor) {
   parallel_for(0, n, 1 << 14, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) x[i] *= factor;

@@ -53,6 +53,10 @@ void clamped_swiglu_rows(const float* gu, int64_t rows, int64_t inter, float lim
 
 // y[i] += x[i] for n floats (a residual add after a norm that cannot fuse into the projection).
 void add_into(const float* x, int64_t n, float* y);
+// y[r][j] *= sigmoid(gate[r][j]) for `rows` rows of `width` (Qwen3.5's attention output gate),
+// rows ld_gate and ld_y floats apart.
+void sigmoid_gate_rows(const float* gate, int64_t ld_gate, int64_t rows, int64_t width, float* y,
+                       int64_t ld_y);
 // x[i] *= factor for n floats.
 void scale_in_place(float* x, int64_t n, float factor);
 // x[i] = cap * tanh(x[i] / cap) for n floats (Gemma 2's final-logit soft-capping).

@@ -58,6 +58,12 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
     throw std::invalid_argument("--max-batched-tokens must be >= 1");
   }
   check_speculative_config(config_.speculative);
+  if (mc.num_linear_layers() > 0 && config_.speculative.enabled()) {
+    // A rejected draft would have to roll the recurrent state back, which is not kept.
+    throw std::invalid_argument(
+        "--speculative-ngram is not supported for models with linear-attention layers (" +
+        mc.model_type + ")");
+  }
   pick_longrope_factors();
   // The executor first: on CUDA it sizes the KV cache from the GPU's memory.
   ExecutorRequest er;
@@ -87,6 +93,14 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   for (int32_t l = 0; l < mc.num_hidden_layers; ++l) sliding_layers_ += mc.layer_is_sliding(l);
   sc.block_size = config_.block_size;
   sc.max_num_seqs = config_.max_num_seqs;
+  sc.num_state_slots = built.kv.num_state_slots;
+  if (sc.num_state_slots > 0 && sc.num_state_slots < sc.max_num_seqs) {
+    std::fprintf(stderr,
+                 "pagedserve: --max-num-seqs %d lowered to %d: the recurrent state pool holds %d "
+                 "sequences (raise --kv-cache-memory for more)\n",
+                 sc.max_num_seqs, sc.num_state_slots, sc.num_state_slots);
+    sc.max_num_seqs = sc.num_state_slots;
+  }
   sc.max_batched_tokens = config_.max_batched_tokens;
   sc.enable_prefix_caching = config_.enable_prefix_caching;
   sc.speculative = config_.speculative;

@@ -26,6 +26,10 @@ const char* device_name(Device d) {
 }
 
 std::string cuda_unsupported_reason(const ModelConfig& c, const CudaFeatureUse& use) {
+  if (c.num_linear_layers() > 0) {
+    return "linear-attention (Gated DeltaNet) layers and their recurrent states (" + c.model_type +
+           ") run on the CPU only";
+  }
   if (c.moe.num_experts > 0) return "MoE layers (" + c.model_type + ") run on the CPU only";
   if (c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256) {
     return "head_dim " + std::to_string(c.head_dim) +

@@ -1,6 +1,7 @@
 #include "executor/executor_factory.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "model/kv_pool_split.h"
@@ -12,6 +13,45 @@
 #endif
 
 namespace ps {
+namespace {
+
+struct StatePoolSize {
+  int32_t num_slots = 0;
+  int64_t bytes = 0;  // taken from --kv-cache-memory (none with --num-blocks)
+  std::string line;   // the start-up line
+};
+
+// A hybrid model's recurrent states come out of the same CPU budget as its KV blocks: a slot per
+// sequence --max-num-seqs allows, as long as the slots take at most half of the budget (the
+// full-attention layers' blocks need the rest); fewer slots lower --max-num-seqs (the engine
+// says so). With --num-blocks the budget is the blocks', and the slots come on top.
+StatePoolSize size_state_pool(const ModelConfig& c, const ExecutorRequest& r) {
+  StatePoolSize s;
+  const int64_t per_slot = c.recurrent_state_bytes_per_slot();
+  if (per_slot == 0) return s;
+  int64_t slots = std::max(1, r.max_num_seqs);
+  if (r.num_blocks <= 0) {
+    const int64_t affordable = r.cpu_kv_cache_memory / 2 / per_slot;
+    if (affordable < 1) {
+      throw std::runtime_error(
+          "--kv-cache-memory " + std::to_string(r.cpu_kv_cache_memory >> 20) +
+          " MiB: half of it does not hold one sequence's recurrent state (" +
+          std::to_string(per_slot >> 10) + " KiB over " + std::to_string(c.num_linear_layers()) +
+          " linear-attention layers); raise --kv-cache-memory");
+    }
+    slots = std::min(slots, affordable);
+    s.bytes = slots * per_slot;
+  }
+  s.num_slots = int32_t(slots);
+  char mib[32];
+  std::snprintf(mib, sizeof mib, "%.1f MiB", double(slots * per_slot) / double(1 << 20));
+  s.line = "recurrent state: " + std::to_string(slots) + " sequences at once (" + mib + ", " +
+           std::to_string(per_slot >> 10) + " KiB each over " +
+           std::to_string(c.num_linear_layers()) + " linear-attention layers)";
+  return s;
+}
+
+}  // namespace
 
 BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const ExecutorRequest& r) {
   if (!weights) throw std::invalid_argument("make_executor: no weights");
@@ -27,16 +67,19 @@ BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const E
   }
   built.device = device;
   if (device == Device::cpu) {
+    const StatePoolSize states = size_state_pool(c, r);
+    if (!states.line.empty()) built.note = states.line;
     int32_t blocks = r.num_blocks;
     if (blocks <= 0) {
       const int64_t per_block =
           ModelRunner::kv_bytes_per_block(c, r.block_size, r.runner.kv_cache_dtype);
-      blocks = int32_t(
-          std::min<int64_t>(std::max<int64_t>(1, r.cpu_kv_cache_memory / per_block), 1 << 30));
+      blocks = int32_t(std::min<int64_t>(
+          std::max<int64_t>(1, (r.cpu_kv_cache_memory - states.bytes) / per_block), 1 << 30));
     }
     const KvPoolSizes pools = split_kv_pools(c, blocks, r.block_size, r.max_num_seqs,
                                              r.max_batched_tokens, r.sliding_pool);
-    built.kv = KvCacheSpec{pools.num_blocks, r.block_size, pools.num_sliding_blocks};
+    built.kv = KvCacheSpec{pools.num_blocks, r.block_size, pools.num_sliding_blocks,
+                           states.num_slots};
     if (pools.num_sliding_blocks > 0) {
       std::string line = "KV cache: " + std::to_string(pools.num_blocks) +
                          " blocks for full-attention layers, " +

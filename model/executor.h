@@ -22,6 +22,9 @@ struct KvCacheSpec {
   // > 0: the sliding-window layers' K/V has a pool of its own this size (kvcache/kv_pools.h)
   // and the plans carry its tables; num_blocks is then the full-attention layers' pool.
   int32_t num_sliding_blocks = 0;
+  // > 0: the model has linear-attention layers and the executor holds this many recurrent
+  // state slots (kvcache/state_slots.h); the plans name each sequence's (StepPlan::state_slots).
+  int32_t num_state_slots = 0;
 };
 
 class Executor {

@@ -135,7 +135,7 @@ void write_layer_types(const ModelConfig& c, nlohmann::json* j) {
 }
 
 void validate_layer_types(const ModelConfig& c, const std::string& origin) {
-  if (c.layer_types.empty()) return;
+  if (c.layer_types.empty() || c.hybrid_layout()) return;  // linear_attention_config.h's
   if (!c.gemma_layout() && !c.gpt_oss()) {
     fail(origin,
          "per-layer attention kinds (layer_types) are only read for gemma3_text, gemma2 and "

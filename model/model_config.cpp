@@ -2,6 +2,7 @@
 #include "model/config_json.h"
 #include "model/gpt_oss_config.h"
 #include "model/layer_types.h"
+#include "model/linear_attention_config.h"
 #include "model/rope_layers.h"
 
 #include <charconv>
@@ -98,16 +99,21 @@ std::vector<int32_t> get_id_list(const json& j, const char* key, const std::stri
   return ids;
 }
 
+constexpr const char* kSupportedTypes =
+    "qwen3, qwen2, llama, mistral, qwen3_moe, minimind, smollm3, phi3, gemma3, gemma3_text, "
+    "gemma2, gpt_oss, qwen3_5, qwen3_5_text";
+
 bool known_model_type(const std::string& type) {
   return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
          type == "qwen3_moe" || type == "minimind" || type == "smollm3" || type == "phi3" ||
-         type == "gemma3_text" || type == "gemma2" || type == "gpt_oss";
+         type == "gemma3_text" || type == "gemma2" || type == "gpt_oss" || type == "qwen3_5_text";
 }
 
 // The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
 // does not: from_json sets qk_norm for minimind from the config's generation (moe_config.h).
 bool has_qk_norm(const std::string& type) {
-  return type == "qwen3" || type == "qwen3_moe" || type == "minimind" || type == "gemma3_text";
+  return type == "qwen3" || type == "qwen3_moe" || type == "minimind" || type == "gemma3_text" ||
+         type == "qwen3_5_text";
 }
 
 }  // namespace
@@ -126,9 +132,7 @@ void ModelConfig::set_model_type(const std::string& type) {
 void ModelConfig::validate(const std::string& origin) const {
   if (!known_model_type(model_type)) {
     fail(origin,
-         "model_type \"" + model_type +
-             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3, phi3, gemma3_text, gemma2, gpt_oss)");
+         "model_type \"" + model_type + "\" is not supported (supported: " + kSupportedTypes + ")");
   }
   const std::pair<const char*, int32_t> positive[] = {
       {"hidden_size", hidden_size},
@@ -178,6 +182,7 @@ void ModelConfig::validate(const std::string& origin) const {
   validate_gpt_oss(*this, origin);
   validate_rope_layers(*this, origin);
   validate_layer_types(*this, origin);
+  validate_linear_attention(*this, origin);
   if (gemma_layout() && layer_types.empty()) {
     fail(origin, model_type + " needs layer_types (one per layer)");
   }
@@ -191,11 +196,10 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   }
   const std::string type = j.at("model_type").get<std::string>();
   if (type == "gemma3") return from_json(gemma3_text_config(j, origin), origin + " text_config");
+  if (type == "qwen3_5") return from_json(qwen3_5_text_config(j, origin), origin + " text_config");
   if (!known_model_type(type)) {
     fail(origin,
-         "model_type \"" + type +
-             "\" is not supported (supported: qwen3, qwen2, llama, mistral, qwen3_moe, minimind, "
-             "smollm3, phi3, gemma3_text, gemma2, gpt_oss)");
+         "model_type \"" + type + "\" is not supported (supported: " + kSupportedTypes + ")");
   }
   c.set_model_type(type);
 
@@ -262,10 +266,14 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     fail(origin, "mlp_bias true is not supported");
   }
   c.rope_scaling = parse_rope_scaling(j.value("rope_scaling", json()), origin);
-  c.partial_rotary_factor = get_float(j, "partial_rotary_factor", 1.0f, origin);
+  const bool hybrid = type == "qwen3_5_text";
+  // Qwen3.5 rotates a quarter of each head by default (Qwen3NextConfig's partial_rotary_factor).
+  c.partial_rotary_factor = get_float(j, "partial_rotary_factor", hybrid ? 0.25f : 1.0f, origin);
   if (!has(j, "rope_scaling") && has(j, "rope_parameters")) {  // transformers v5's one block
-    c.rope_scaling = parse_rope_parameters(j.at("rope_parameters"), origin, &c.rope_theta,
-                                           &c.partial_rotary_factor);
+    const json block =
+        hybrid ? without_mrope_fields(j.at("rope_parameters")) : j.at("rope_parameters");
+    c.rope_scaling =
+        parse_rope_parameters(block, origin, &c.rope_theta, &c.partial_rotary_factor);
   }
   // Phi-3 states LongRoPE's pretrained context at the top level, beside max_position_embeddings.
   if (c.rope_scaling.type == RopeType::longrope &&
@@ -300,6 +308,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   if (type == "smollm3") read_rope_layers(j, origin, &c);
   if (type == "gemma3_text" || type == "gemma2") read_gemma_fields(j, origin, &c);
   if (gpt_oss) read_gpt_oss_fields(j, origin, &c);
+  if (hybrid) read_linear_attention_fields(j, origin, &c);
   if (type == "minimind") c.qk_norm = !minimind_is_v2(j);
   read_moe_fields(j, origin, &c);
 

@@ -8,13 +8,30 @@
 
 namespace ps {
 
-// A layer's attention (config.json `layer_types`).
-enum class LayerType : uint8_t { full_attention, sliding_attention };
+// A layer's token mixer (config.json `layer_types`): attention over the whole context or a
+// window, or a Gated DeltaNet linear-attention layer (Qwen3.5) that keeps a recurrent state.
+enum class LayerType : uint8_t { full_attention, sliding_attention, linear_attention };
+
+// The Gated DeltaNet layers' shape (config.json `linear_*`; linear_attention_config.h).
+struct LinearAttentionShape {
+  int32_t conv_kernel = 0;  // linear_conv_kernel_dim
+  int32_t num_key_heads = 0, num_value_heads = 0;
+  int32_t key_head_dim = 0, value_head_dim = 0;
+  int64_t key_dim() const { return int64_t{num_key_heads} * key_head_dim; }
+  int64_t value_dim() const { return int64_t{num_value_heads} * value_head_dim; }
+  // The channels of q, k and v that the short convolution runs over.
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+  // Floats one sequence's state takes in one layer: the convolution's last K - 1 inputs and the
+  // delta rule's [Hv, dk, dv] matrix.
+  int64_t state_floats() const {
+    return conv_dim() * (conv_kernel - 1) + int64_t{num_value_heads} * key_head_dim * value_head_dim;
+  }
+};
 
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
   // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3 | phi3 | gemma3_text |
-  // gemma2 | gpt_oss
+  // gemma2 | gpt_oss | qwen3_5_text
   std::string model_type = "qwen3";
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
@@ -43,6 +60,10 @@ struct ModelConfig {
   float query_pre_attn_scalar = 0.0f;
   // gemma2: scores and final logits pass through cap * tanh(x / cap) (0: not capped).
   float attn_logit_softcapping = 0.0f, final_logit_softcapping = 0.0f;
+  // qwen3_5_text: the linear-attention layers' shape, and the full-attention layers' sigmoid
+  // output gate (q_proj gives each head's query and then its gate).
+  LinearAttentionShape linear;
+  bool attn_output_gate = false;
   float rms_norm_eps = 1e-6f;
   bool tie_word_embeddings = true;
   // False when config.json does not say: the loader then ties lm_head to the embedding if the
@@ -84,6 +105,24 @@ struct ModelConfig {
   }
   // The attention window of a layer: 0 for full attention.
   int32_t layer_window(int32_t layer) const { return layer_is_sliding(layer) ? sliding_window : 0; }
+  bool layer_is_linear(int32_t layer) const {
+    return !layer_types.empty() && layer_types[size_t(layer)] == LayerType::linear_attention;
+  }
+  // Qwen3.5: Gated DeltaNet layers beside gated full attention (linear_attention_config.h).
+  bool hybrid_layout() const { return model_type == "qwen3_5_text"; }
+  int32_t num_linear_layers() const {
+    int32_t n = 0;
+    for (int32_t l = 0; l < num_hidden_layers && size_t(l) < layer_types.size(); ++l) {
+      n += layer_is_linear(l);
+    }
+    return n;
+  }
+  // Bytes one sequence's recurrent state takes over all linear layers (fp32; 0: none).
+  int64_t recurrent_state_bytes_per_slot() const {
+    return int64_t{num_linear_layers()} * linear.state_floats() * 4;
+  }
+  // RMSNorm weights applied as (1 + w) (zero-centred: Gemma, and Qwen3.5's decoder norms).
+  bool norms_add_one() const { return gemma_layout() || hybrid_layout(); }
   // Gemma 2 and 3's layer: RMSNorm weights applied as (1 + w), a norm after attention and after the
   // MLP as well as before each, a GELU-tanh gated MLP, embeddings scaled by sqrt(hidden_size).
   bool gemma_layout() const { return model_type == "gemma3_text" || model_type == "gemma2"; }

@@ -8,6 +8,7 @@
 
 #include "model/gpt_oss_config.h"
 #include "model/layer_types.h"
+#include "model/linear_attention_config.h"
 #include "model/model_config.h"
 #include "model/rope_layers.h"
 
@@ -34,6 +35,7 @@ const char* architecture_of(const std::string& type) {
   if (type == "gemma3_text") return "Gemma3ForCausalLM";
   if (type == "gemma2") return "Gemma2ForCausalLM";
   if (type == "gpt_oss") return "GptOssForCausalLM";
+  if (type == "qwen3_5_text") return "Qwen3_5ForCausalLM";
   return "LlamaForCausalLM";
 }
 
@@ -70,6 +72,7 @@ std::string ModelConfig::to_json() const {
   write_rope_layers(*this, &j);
   write_gemma3_fields(*this, &j);
   write_gpt_oss_fields(*this, &j);
+  write_linear_attention_fields(*this, &j);
   if (!eos_token_ids.empty()) {
     j["eos_token_id"] = eos_token_ids.size() == 1 ? json(eos_token_ids[0]) : json(eos_token_ids);
   }

@@ -54,6 +54,11 @@ struct BasicLayerWeights {
   T o_proj;                    // [hidden, heads*hd]
   T post_attention_layernorm;  // [hidden]; Gemma 3: on the attention's output, before the add
   T pre_feedforward_layernorm, post_feedforward_layernorm;  // [hidden], Gemma 3 only
+  // A Gated DeltaNet layer's mixer (linear_attn.*, Qwen3.5), instead of q/k/v/o: in_proj_qkv
+  // [2 key_dim + value_dim, hidden] (q, k, v rows), in_proj_z [value_dim, hidden], in_proj_b and
+  // in_proj_a [Hv, hidden], conv1d [conv_dim, 1, K], dt_bias and A_log [Hv], the gated norm
+  // [v_head_dim] (applied as w), out_proj [hidden, value_dim].
+  T in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, conv1d, dt_bias, A_log, linear_norm, out_proj;
   T gate_proj, up_proj;         // [inter, hidden]; undefined in a sparse layer
   T down_proj;                  // [hidden, inter]
   BasicMoeLayerWeights<T> moe;  // a sparse layer's router and experts
@@ -129,13 +134,44 @@ void append_moe_slots(const ModelConfig& c, const std::string& prefix, BasicMoeL
   }
 }
 
+// A Gated DeltaNet layer's mixer under `prefix` ("model.layers.N.linear_attn.").
+template <typename T>
+void append_linear_attention_slots(const ModelConfig& c, const std::string& prefix,
+                                   BasicLayerWeights<T>& l, std::vector<BasicWeightSlot<T>>* slots) {
+  const LinearAttentionShape& s = c.linear;
+  const int64_t hidden = c.hidden_size, hv = s.num_value_heads;
+  slots->push_back({prefix + "in_proj_qkv.weight", {s.conv_dim(), hidden}, &l.in_proj_qkv});
+  slots->push_back({prefix + "in_proj_z.weight", {s.value_dim(), hidden}, &l.in_proj_z});
+  slots->push_back({prefix + "in_proj_b.weight", {hv, hidden}, &l.in_proj_b});
+  slots->push_back({prefix + "in_proj_a.weight", {hv, hidden}, &l.in_proj_a});
+  slots->push_back({prefix + "conv1d.weight", {s.conv_dim(), 1, s.conv_kernel}, &l.conv1d});
+  slots->push_back({prefix + "dt_bias", {hv}, &l.dt_bias});
+  slots->push_back({prefix + "A_log", {hv}, &l.A_log});
+  slots->push_back({prefix + "norm.weight", {s.value_head_dim}, &l.linear_norm});
+  slots->push_back({prefix + "out_proj.weight", {hidden, s.value_dim()}, &l.out_proj});
+}
+
+// A layer's MLP under `prefix` ("model.layers.N."): dense, or sparse (append_moe_slots).
+template <typename T>
+void append_mlp_slots(const ModelConfig& c, int32_t layer, const std::string& prefix,
+                      BasicLayerWeights<T>& l, std::vector<BasicWeightSlot<T>>* slots) {
+  if (c.moe.is_sparse_layer(layer)) {
+    append_moe_slots(c, prefix, l.moe, slots);
+    return;
+  }
+  const int64_t hidden = c.hidden_size, inter = c.intermediate_size;
+  slots->push_back({prefix + "mlp.gate_proj.weight", {inter, hidden}, &l.gate_proj});
+  slots->push_back({prefix + "mlp.up_proj.weight", {inter, hidden}, &l.up_proj});
+  slots->push_back({prefix + "mlp.down_proj.weight", {hidden, inter}, &l.down_proj});
+}
+
 // Every tensor a checkpoint of `w.config` stores, in canonical order (embedding, layers, final
 // norm, then lm_head only when untied). Sizes w.layers to the layer count; the pointers stay
 // valid while `w` is neither moved nor resized.
 template <typename T>
 std::vector<BasicWeightSlot<T>> basic_weight_slots(BasicModelWeights<T>& w) {
   const ModelConfig& c = w.config;
-  const int64_t hidden = c.hidden_size, inter = c.intermediate_size;
+  const int64_t hidden = c.hidden_size;
   const int64_t q = c.q_size(), kv = c.kv_size();
   w.layers.resize(static_cast<size_t>(c.num_hidden_layers));
   std::vector<BasicWeightSlot<T>> slots;
@@ -144,7 +180,16 @@ std::vector<BasicWeightSlot<T>> basic_weight_slots(BasicModelWeights<T>& w) {
     BasicLayerWeights<T>& l = w.layers[static_cast<size_t>(i)];
     const std::string p = "model.layers." + std::to_string(i) + ".";
     slots.push_back({p + "input_layernorm.weight", {hidden}, &l.input_layernorm});
-    slots.push_back({p + "self_attn.q_proj.weight", {q, hidden}, &l.q_proj});
+    if (c.layer_is_linear(i)) {
+      append_linear_attention_slots(c, p + "linear_attn.", l, &slots);
+      slots.push_back(
+          {p + "post_attention_layernorm.weight", {hidden}, &l.post_attention_layernorm});
+      append_mlp_slots(c, i, p, l, &slots);
+      continue;
+    }
+    // Qwen3.5's q_proj gives each head's query and then its output gate.
+    slots.push_back(
+        {p + "self_attn.q_proj.weight", {c.attn_output_gate ? 2 * q : q, hidden}, &l.q_proj});
     slots.push_back({p + "self_attn.k_proj.weight", {kv, hidden}, &l.k_proj});
     slots.push_back({p + "self_attn.v_proj.weight", {kv, hidden}, &l.v_proj});
     if (c.attention_bias) {
@@ -168,13 +213,7 @@ std::vector<BasicWeightSlot<T>> basic_weight_slots(BasicModelWeights<T>& w) {
       slots.push_back(
           {p + "post_feedforward_layernorm.weight", {hidden}, &l.post_feedforward_layernorm});
     }
-    if (c.moe.is_sparse_layer(i)) {
-      append_moe_slots(c, p, l.moe, &slots);
-      continue;
-    }
-    slots.push_back({p + "mlp.gate_proj.weight", {inter, hidden}, &l.gate_proj});
-    slots.push_back({p + "mlp.up_proj.weight", {inter, hidden}, &l.up_proj});
-    slots.push_back({p + "mlp.down_proj.weight", {hidden, inter}, &l.down_proj});
+    append_mlp_slots(c, i, p, l, &slots);
   }
   slots.push_back({"model.norm.weight", {hidden}, &w.norm});
   if (!c.tie_word_embeddings) {

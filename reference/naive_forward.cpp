@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/layer_types.h"
+#include "reference/naive_linear_attention.h"
 #include "reference/naive_moe.h"
 #include "torch_bridge/torch_tensor.h"
 
@@ -51,12 +52,19 @@ at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at:
                      const at::Tensor& cos, const at::Tensor& sin, bool rotate, int32_t window) {
   const int64_t T = x.size(0);
   const int64_t hd = c.head_dim;
-  at::Tensor q = dense(x, l.q_proj, l.q_bias).view({T, c.num_attention_heads, hd});
+  at::Tensor q = dense(x, l.q_proj, l.q_bias);
+  at::Tensor gate;  // Qwen3.5: each head's q_proj rows give its query, then its output gate
+  if (c.attn_output_gate) {
+    const at::Tensor both = q.view({T, c.num_attention_heads, 2 * hd});
+    gate = both.narrow(-1, hd, hd).reshape({T, c.q_size()});
+    q = both.narrow(-1, 0, hd);
+  }
+  q = q.reshape({T, c.num_attention_heads, hd});
   at::Tensor k = dense(x, l.k_proj, l.k_bias).view({T, c.num_key_value_heads, hd});
   at::Tensor v = dense(x, l.v_proj, l.v_bias).view({T, c.num_key_value_heads, hd});
   if (c.qk_norm) {
-    q = rms_norm(q, l.q_norm, c.rms_norm_eps, c.gemma_layout());
-    k = rms_norm(k, l.k_norm, c.rms_norm_eps, c.gemma_layout());
+    q = rms_norm(q, l.q_norm, c.rms_norm_eps, c.norms_add_one());
+    k = rms_norm(k, l.k_norm, c.rms_norm_eps, c.norms_add_one());
   }
   if (rotate) {  // a NoPE layer (smollm3's no_rope_layers) attends by content alone
     q = apply_rope(q, cos, sin);
@@ -85,7 +93,9 @@ at::Tensor attention(const TorchLayerWeights& l, const ModelConfig& c, const at:
     probs = at::softmax(scores, -1);
   }
   const at::Tensor out = at::matmul(probs, v);  // [heads, T, hd]
-  return dense(out.transpose(0, 1).reshape({T, c.q_size()}), l.o_proj, l.o_bias);
+  at::Tensor merged = out.transpose(0, 1).reshape({T, c.q_size()});
+  if (gate.defined()) merged = merged * at::sigmoid(gate);
+  return dense(merged, l.o_proj, l.o_bias);
 }
 
 }  // namespace
@@ -119,9 +129,12 @@ std::vector<float> naive_logits(const ModelWeights& ps_weights,
     const TorchLayerWeights& l = weights.layers[i];
     const auto layer = static_cast<int32_t>(i);
     const bool sliding = c.layer_is_sliding(layer);
-    at::Tensor a =
-        attention(l, c, rms_norm(x, l.input_layernorm, eps, gemma), sliding ? cos_local : cos,
-                  sliding ? sin_local : sin, c.layer_uses_rope(layer), c.layer_window(layer));
+    const at::Tensor normed = rms_norm(x, l.input_layernorm, eps, c.norms_add_one());
+    at::Tensor a = c.layer_is_linear(layer)
+                       ? naive_linear_attention(l, c, normed)
+                       : attention(l, c, normed, sliding ? cos_local : cos,
+                                   sliding ? sin_local : sin, c.layer_uses_rope(layer),
+                                   c.layer_window(layer));
     if (gemma) {  // Gemma3DecoderLayer: each branch normed before its residual add
       const at::Tensor h = x + rms_norm(a, l.post_attention_layernorm, eps, true);
       const at::Tensor n = rms_norm(h, l.pre_feedforward_layernorm, eps, true);
@@ -131,12 +144,12 @@ std::vector<float> naive_logits(const ModelWeights& ps_weights,
       continue;
     }
     const at::Tensor h = x + a;
-    const at::Tensor n = rms_norm(h, l.post_attention_layernorm, eps);
+    const at::Tensor n = rms_norm(h, l.post_attention_layernorm, eps, c.norms_add_one());
     x = h + (l.moe.defined()
                  ? naive_moe_mlp(l.moe, c, n)
                  : dense(at::silu(dense(n, l.gate_proj)) * dense(n, l.up_proj), l.down_proj));
   }
-  at::Tensor logits = dense(rms_norm(x, weights.norm, eps, gemma), weights.lm_head);
+  at::Tensor logits = dense(rms_norm(x, weights.norm, eps, c.norms_add_one()), weights.lm_head);
   if (c.final_logit_softcapping > 0) {  // Gemma 2
     logits = at::tanh(logits / c.final_logit_softcapping) * c.final_logit_softcapping;
   }

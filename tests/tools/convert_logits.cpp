@@ -3,7 +3,8 @@
 // reference wrote: PREFIX.f32 (raw little-endian float32 [T, V]) and PREFIX.json
 // ({"tokens": [...], "shape": [T, V], "tol": max abs difference}). Both the naive oracle and the
 // batched paged runner (prefill of the first half, then one decode step per token: the rows it
-// samples) are checked.
+// samples) are checked; for a model with linear-attention layers also prefill in chunks of 1,
+// 7, 64 and all tokens, each carrying the recurrent state to the next.
 // Exit 0 when both are within tol, 1 otherwise; prints the largest differences.
 //
 // usage: convert_logits MODEL_DIR PREFIX [ADAPTER]
@@ -26,19 +27,22 @@
 
 namespace {
 
-// Logits of every position through the paged runner: a prefill step over the first `split`
-// tokens (sampling its last row), then one decode step per remaining token.
-std::vector<float> runner_logits(const ps::LoadedModel& m, const std::vector<int32_t>& tokens) {
+// Logits through the paged runner: a prefill step over the first `split` tokens (sampling its
+// last row), then steps of `chunk` tokens each sampling their last row (chunk 1: decode).
+// A hybrid model's recurrent state rides in state slot 0 from step to step.
+std::vector<float> runner_logits(const ps::LoadedModel& m, const std::vector<int32_t>& tokens,
+                                 int32_t split, int32_t chunk) {
   constexpr int32_t kBlock = 4;
   const auto n = static_cast<int32_t>(tokens.size());
   const int32_t blocks = (n + kBlock - 1) / kBlock;
-  ps::ModelRunner runner(m.weights, ps::KvCacheSpec{blocks + 1, kBlock});
+  const bool hybrid = m.config.num_linear_layers() > 0;
+  ps::ModelRunner runner(m.weights, ps::KvCacheSpec{blocks + 1, kBlock, 0, hybrid ? 1 : 0});
   const int64_t vocab = m.config.vocab_size;
   std::vector<float> all(static_cast<size_t>(n * vocab), NAN);
-  const int32_t split = n / 2;
   auto step = [&](int32_t begin, int32_t end) {
     ps::StepPlan p;
     p.seq_ids = {0};
+    if (hybrid) p.state_slots = {0};
     for (int32_t i = begin; i < end; ++i) {
       p.token_ids.push_back(tokens[static_cast<size_t>(i)]);
       p.positions.push_back(i);
@@ -54,8 +58,8 @@ std::vector<float> runner_logits(const ps::LoadedModel& m, const std::vector<int
     runner.forward(p, &logits);
     std::copy(logits.begin(), logits.end(), all.begin() + (end - 1) * vocab);
   };
-  step(0, split);
-  for (int32_t i = split; i < n; ++i) step(i, i + 1);
+  if (split > 0) step(0, split);
+  for (int32_t i = split; i < n; i += chunk) step(i, std::min(n, i + chunk));
   return all;
 }
 
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     int bad = 0;
+    size_t min_rows = tokens.size() / 2;
     // Rows left NaN were not sampled (the runner's prefill yields only its last row).
     auto compare = [&](const char* what, const std::vector<float>& got) {
       double worst = 0;
@@ -103,10 +108,18 @@ int main(int argc, char** argv) {
       }
       std::printf("%s %s: %zu rows, max |diff| %.3g (tol %.3g)\n", prefix.c_str(), what, rows,
                   worst, tol);
-      if (rows < tokens.size() / 2 || !(worst <= tol)) ++bad;
+      if (rows < min_rows || !(worst <= tol)) ++bad;
     };
     compare("naive", ps::naive_logits(*m.weights, tokens));
-    compare("runner", runner_logits(m, tokens));
+    const auto n = static_cast<int32_t>(tokens.size());
+    compare("runner", runner_logits(m, tokens, n / 2, 1));
+    if (m.config.num_linear_layers() > 0) {
+      for (int32_t chunk : {1, 7, 64, n}) {
+        min_rows = static_cast<size_t>((n + chunk - 1) / chunk);
+        const std::string what = "runner chunks of " + std::to_string(chunk);
+        compare(what.c_str(), runner_logits(m, tokens, 0, chunk));
+      }
+    }
     return bad ? 1 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "convert_logits: %s\n", e.what());
