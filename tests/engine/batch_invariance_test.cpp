@@ -38,7 +38,8 @@ ModelConfig device_config(const std::string& model_type) {
 std::unique_ptr<Executor> test_executor(const LoadedModel& model, const SchedulerConfig& sc) {
   if (!on_cuda()) {
     return std::make_unique<ModelRunner>(
-        model.weights, KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks});
+        model.weights,
+        KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks, sc.num_state_slots});
   }
   ExecutorRequest r;
   r.device.device = Device::cuda;
@@ -88,6 +89,11 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
     if (sc.num_sliding_blocks == 0) sc.num_sliding_blocks = sc.num_blocks;
     sc.sliding_window = model.config.sliding_window;
   }
+  // Linear-attention layers: one recurrent state slot per sequence that may run, unless the test
+  // sized the state pool.
+  if (model.config.num_linear_layers() > 0 && sc.num_state_slots == 0) {
+    sc.num_state_slots = sc.max_num_seqs;
+  }
   Scheduler sched(sc);
   std::unique_ptr<Executor> runner = test_executor(model, sc);
   RunResult r;
@@ -129,6 +135,7 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
       if (static_cast<int>(r.outputs[id].size()) == new_tokens) sched.finish(id);
     }
     sched.kv_pools().check_integrity();
+    sched.check_integrity();  // state slots: in use + free = pool, one per running sequence
     if (const BlockManager* sliding = sched.kv_pools().sliding()) {
       r.max_blocks_released =
           std::max(r.max_blocks_released,
@@ -143,6 +150,8 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
     EXPECT_EQ(sliding->num_active_blocks(), 0);
     EXPECT_EQ(sliding->num_free_blocks() + sliding->num_cached_blocks(), sliding->num_blocks());
   }
+  EXPECT_EQ(sched.state_slots().num_in_use(), 0);
+  EXPECT_EQ(sched.state_slots().num_free(), sc.num_state_slots);
   r.preemptions = sched.num_preemptions();
   r.prefix_hits = bm.prefix_hits();
   return r;
@@ -192,6 +201,9 @@ class BatchInvariance : public ::testing::TestWithParam<std::string> {
     if (on_cuda() && !model.config.rope_layers.empty()) GTEST_SKIP() << "NoPE is CPU-only";
     if (on_cuda() && model.config.gemma_layout()) GTEST_SKIP() << "Gemma is CPU-only";
     if (on_cuda() && model.config.gpt_oss()) GTEST_SKIP() << "gpt-oss is CPU-only";
+    if (on_cuda() && model.config.num_linear_layers() > 0) {
+      GTEST_SKIP() << "linear-attention layers are CPU-only";
+    }
     if (on_cuda() && model.config.partial_rotary_factor != 1.0f) {
       GTEST_SKIP() << "partial rotary is CPU-only";
     }
@@ -257,8 +269,13 @@ TEST_P(BatchInvariance, SharedPrefixHitsTheCacheAndMatchesTheOracle) {
   sc.max_num_seqs = 8;
   sc.max_batched_tokens = 512;
   RunResult r = run_greedy(model, first, later, 4, sc);
-  // 8 later prompts each find the 3 full blocks of the shared 48-token prefix.
-  EXPECT_GE(r.prefix_hits, 8u * 48u);
+  // 8 later prompts each find the 3 full blocks of the shared 48-token prefix. A model with
+  // recurrent layers reuses no prefix: its state at the prefix's end is not kept.
+  if (model.config.num_linear_layers() > 0) {
+    EXPECT_EQ(r.prefix_hits, 0u);
+  } else {
+    EXPECT_GE(r.prefix_hits, 8u * 48u);
+  }
   expect_matches_oracle(model, r, 4);
 }
 
@@ -280,9 +297,26 @@ TEST_P(BatchInvariance, TinySlidingPoolPreemptsAndMatchesTheOracle) {
   expect_matches_oracle(model, r, 20);
 }
 
+// Fewer state slots than --max-num-seqs: admission waits for a slot, never runs more sequences
+// than there are states, and every slot a finished sequence gives back is zeroed for the next.
+TEST_P(BatchInvariance, FewStateSlotsLimitTheBatchAndMatchTheOracle) {
+  if (model.config.num_linear_layers() == 0) GTEST_SKIP() << "no recurrent layers";
+  auto prompts = prompts_of_lengths(9, 5, 40, 16, model.config.vocab_size);
+  SchedulerConfig sc;
+  sc.block_size = 8;
+  sc.num_blocks = 256;
+  sc.max_num_seqs = 9;
+  sc.num_state_slots = 3;
+  sc.max_batched_tokens = 64;
+  RunResult r = run_greedy(model, prompts, {}, 7, sc);
+  EXPECT_EQ(r.max_seqs_in_step, 3);
+  expect_matches_oracle(model, r, 7);
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, BatchInvariance,
                          ::testing::Values("qwen3", "qwen2", "llama", "qwen3_moe", "minimind",
-                                           "smollm3", "phi3", "gemma3_text", "gemma2", "gpt_oss"));
+                                           "smollm3", "phi3", "gemma3_text", "gemma2", "gpt_oss",
+                                           "qwen3_5_text"));
 
 }  // namespace
 }  // namespace ps

@@ -60,6 +60,15 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
     c.moe.gpt_oss_experts = true;
     c.moe.swiglu_limit = 7.0f;
   }
+  if (model_type == "qwen3_5_text") {  // Gated DeltaNet, gated full attention, DeltaNet last
+    c.qk_norm = true;
+    c.num_hidden_layers = 3;
+    c.layer_types = {LayerType::linear_attention, LayerType::full_attention,
+                     LayerType::linear_attention};
+    c.linear = LinearAttentionShape{4, 2, 4, 16, 12};  // kernel, Hk, Hv, dk, dv
+    c.attn_output_gate = true;
+    c.partial_rotary_factor = 0.5f;
+  }
   if (model_type == "phi3") {  // Phi-4-mini's RoPE: 3/4 of each head, LongRoPE's long factors
     c.partial_rotary_factor = 0.75f;
     c.rope_scaling.type = RopeType::longrope;
