@@ -61,7 +61,7 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   if (mc.num_linear_layers() > 0 && config_.speculative.enabled()) {
     // A rejected draft would have to roll the recurrent state back, which is not kept.
     throw std::invalid_argument(
-        "--speculative-ngram is not supported for models with linear-attention layers (" +
+        "--speculative ngram is not supported for models with linear-attention layers (" +
         mc.model_type + ")");
   }
   pick_longrope_factors();
@@ -355,6 +355,8 @@ void EngineCore::publish_stats() {
   stats_.kv_blocks_active = bm.num_active_blocks();
   stats_.kv_blocks_cached = bm.num_cached_blocks();
   stats_.kv_blocks_free = bm.num_free_blocks();
+  stats_.state_slots_total = scheduler_->state_slots().num_slots();
+  stats_.state_slots_in_use = scheduler_->state_slots().num_in_use();
   const int64_t layers = model_.config.num_hidden_layers;
   if (const BlockManager* sp = pools.sliding()) {
     stats_.kv_sliding_blocks_total = sp->num_blocks();

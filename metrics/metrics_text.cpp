@@ -76,6 +76,16 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
              std::to_string(n) + "\n";
     }
   }
+  if (s.state_slots_total > 0) {
+    header(out, "state_slots", "gauge",
+           "Recurrent-state slots of linear-attention layers (one per running sequence).");
+    for (auto [state, n] : {std::pair{"in_use", s.state_slots_in_use},
+                            std::pair{"free", s.state_slots_total - s.state_slots_in_use},
+                            std::pair{"total", s.state_slots_total}}) {
+      out += std::string(kPrefix) + "state_slots{state=\"" + state + "\"} " + std::to_string(n) +
+             "\n";
+    }
+  }
   metric(out, "kv_cache_integrity_ok", "gauge", "1 while the block manager's invariants hold.",
          s.kv_integrity_ok ? 1 : 0);
   metric(out, "prefix_cache_queries_total", "counter",
