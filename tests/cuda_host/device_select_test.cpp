@@ -138,6 +138,22 @@ TEST(CudaSupport, NamesWhatItCannotRun) {
   EXPECT_NE(cuda_unsupported_reason(partial, {}).find("partial rotary"), std::string::npos);
   EXPECT_NE(cuda_unsupported_reason(qwen3_0_6b(), {true, 0}).find("int8"), std::string::npos);
   EXPECT_NE(cuda_unsupported_reason(qwen3_0_6b(), {false, 2}).find("LoRA"), std::string::npos);
+  // Qwen3.5's Gated DeltaNet layers (issue #35): refused by name, and --device cuda says so.
+  ModelConfig hybrid = qwen3_0_6b();
+  hybrid.model_type = "qwen3_5_text";
+  hybrid.layer_types = {LayerType::linear_attention, LayerType::full_attention};
+  hybrid.num_hidden_layers = 2;
+  const std::string why = cuda_unsupported_reason(hybrid, {});
+  EXPECT_EQ(why,
+            "linear-attention (Gated DeltaNet) layers and their recurrent states (qwen3_5_text) "
+            "run on the CPU only");
+  try {
+    resolve_device(Device::cuda, CudaAvailability{true, 1, "H200"}, why);
+    ADD_FAILURE() << "--device cuda accepted a hybrid model";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("linear-attention (Gated DeltaNet)"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
