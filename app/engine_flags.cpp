@@ -18,7 +18,8 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
   valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
                  "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
                  "kernel", "kernel-isa", "dtype", "quantization", "quantization-group",
-                 "kv-cache-dtype", "device", "gpu-memory-utilization", "scheduling-policy"});
+                 "kv-cache-dtype", "device", "gpu-memory-utilization", "scheduling-policy",
+                 "state-snapshot-interval", "max-state-snapshots"});
   valued.merge(speculative_flag_names());
   switches.insert({"no-prefix-caching", "enforce-eager", "disable-hybrid-kv-cache-manager"});
   return Flags(argc, argv, first, std::move(valued), std::move(switches));
@@ -109,6 +110,25 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
   c.enable_prefix_caching = !flags.on("no-prefix-caching");
   // vLLM's name: one KV pool for every layer, sliding-window blocks never given back.
   c.hybrid_kv_cache = !flags.on("disable-hybrid-kv-cache-manager");
+  const int64_t interval = flags.i64("state-snapshot-interval", c.state_snapshot_interval);
+  if (interval < 0 || interval > (1 << 20)) {
+    throw UsageError("flag --state-snapshot-interval must be in [0, 2^20], got " +
+                     std::to_string(interval));
+  }
+  c.state_snapshot_interval = static_cast<int32_t>(interval);
+  if (c.state_snapshot_interval % c.block_size != 0) {
+    throw UsageError("flag --state-snapshot-interval must be a multiple of --block-size (" +
+                     std::to_string(c.block_size) + "), got " +
+                     std::to_string(c.state_snapshot_interval));
+  }
+  if (flags.has("max-state-snapshots")) {
+    const int64_t n = flags.i64("max-state-snapshots", 0);
+    if (n < 0 || n > (1 << 16)) {
+      throw UsageError("flag --max-state-snapshots must be in [0, 65536], got " +
+                       std::to_string(n));
+    }
+    c.max_state_snapshots = static_cast<int32_t>(n);
+  }
   const std::string policy = flags.str("scheduling-policy", "fcfs");
   if (policy == "priority") {
     c.scheduling_policy = SchedulingPolicy::kPriority;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "cpu/kv_cache_pages.h"
 #include "kernels/causal_conv1d.h"
@@ -25,15 +27,16 @@ float sigmoid(float x) {
   return 1.0f / (1.0f + std::exp(-x));
 }
 
-// One sequence's rows [begin, begin + n): convolution, delta rule, gated norm.
-void mix_sequence(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t slot,
-                  RecurrentStates& states, const float* g, const float* beta) {
+// Convolution and delta rule over one sequence's rows [begin, begin + n), from and into its
+// slot's state.
+void advance_state(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t slot,
+                   RecurrentStates& states, const float* g, const float* beta) {
   const LinearAttentionShape& s = *a.shape;
-  const int64_t key_dim = s.key_dim(), conv_dim = s.conv_dim(), vd = s.value_head_dim;
+  const int64_t key_dim = s.key_dim();
   float* rows = a.in + int64_t{begin} * a.ld;
   CausalConv1dArgs conv;
   conv.num_tokens = n;
-  conv.channels = int32_t(conv_dim);
+  conv.channels = int32_t(s.conv_dim());
   conv.kernel = s.conv_kernel;
   conv.x = rows;
   conv.x_stride = a.ld;
@@ -63,11 +66,30 @@ void mix_sequence(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t sl
   } else {
     gated_delta_rule_recurrent(d);
   }
+}
+
+// One sequence's rows [begin, begin + n): its state advanced (stopping at each snapshot's
+// boundary to copy it, `cuts` being the row counts from `begin` and their snapshot slots), then
+// the gated norm of every row.
+void mix_sequence(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t slot,
+                  const std::vector<std::pair<int32_t, int32_t>>& cuts, RecurrentStates& states,
+                  const float* g, const float* beta) {
+  const LinearAttentionShape& s = *a.shape;
+  const int64_t conv_dim = s.conv_dim(), vd = s.value_head_dim;
+  int32_t done = 0;
+  for (const auto& [rows_before, snapshot_slot] : cuts) {
+    if (rows_before > done) advance_state(a, begin + done, rows_before - done, slot, states, g, beta);
+    done = std::max(done, rows_before);
+    states.copy_layer(a.linear_layer, slot, snapshot_slot);
+  }
+  if (n > done) advance_state(a, begin + done, n - done, slot, states, g, beta);
 
   // Gated RMSNorm per value head: o * rsqrt(mean(o^2) + eps) * w * silu(z).
+  float* rows = a.in + int64_t{begin} * a.ld;
+  float* out = a.out + int64_t{begin} * s.value_dim();
   const float* w = a.weights->gated_norm.data_ptr<float>();
   for (int32_t t = 0; t < n; ++t) {
-    float* o = d.out + int64_t{t} * d.out_stride;
+    float* o = out + int64_t{t} * s.value_dim();
     const float* z = rows + int64_t{t} * a.ld + conv_dim;
     for (int32_t h = 0; h < s.num_value_heads; ++h) {
       float* oh = o + h * vd;
@@ -104,6 +126,19 @@ float* RecurrentStates::delta(int32_t layer, int32_t slot) const {
   return delta_[size_t(layer)].data_ptr<float>() + int64_t{slot} * delta_floats_;
 }
 
+void RecurrentStates::copy_layer(int32_t layer, int32_t from, int32_t to) {
+  std::memcpy(conv(layer, to), conv(layer, from), sizeof(float) * size_t(conv_floats_));
+  std::memcpy(delta(layer, to), delta(layer, from), sizeof(float) * size_t(delta_floats_));
+}
+
+void RecurrentStates::copy(int32_t from, int32_t to) {
+  if (from < 0 || from >= num_slots_ || to < 0 || to >= num_slots_) {
+    throw std::out_of_range("RecurrentStates: copy " + std::to_string(from) + " -> " +
+                            std::to_string(to) + " of " + std::to_string(num_slots_) + " slots");
+  }
+  for (size_t l = 0; l < conv_.size(); ++l) copy_layer(int32_t(l), from, to);
+}
+
 void RecurrentStates::reset(int32_t slot) {
   if (slot < 0 || slot >= num_slots_) {
     throw std::out_of_range("RecurrentStates: slot " + std::to_string(slot) + " of " +
@@ -135,10 +170,18 @@ void run_linear_mixer(const LinearMixerArgs& a, const StepPlan& plan, RecurrentS
     }
   }
   const int32_t S = plan.num_seqs();
+  // Snapshot boundaries per sequence: rows before the boundary, and the slot to copy into.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> cuts(size_t(plan.num_seqs()));
+  for (const StepPlan::StateCopy& c : plan.state_snapshots) {
+    const int32_t first = plan.positions[size_t(plan.query_start[size_t(c.seq_index)])];
+    cuts[size_t(c.seq_index)].push_back({c.num_tokens - first, a.snapshot_base + c.snapshot});
+  }
   auto one = [&](int32_t i) {
     const int32_t begin = plan.query_start[size_t(i)];
     const int32_t n = plan.query_start[size_t(i) + 1] - begin;
-    if (n > 0) mix_sequence(a, begin, n, plan.state_slots[size_t(i)], states, g, beta);
+    if (n > 0) {
+      mix_sequence(a, begin, n, plan.state_slots[size_t(i)], cuts[size_t(i)], states, g, beta);
+    }
   };
   // Many sequences (decode): one per thread. Few: one at a time, each kernel over its heads.
   if (S >= parallel_threads()) {

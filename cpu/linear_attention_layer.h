@@ -26,6 +26,9 @@ class RecurrentStates {
   float* delta(int32_t linear_layer, int32_t slot) const;
   // A sequence that starts at position 0 starts from zero states in every layer.
   void reset(int32_t slot);
+  // Copies slot `from`'s states into slot `to`: in every layer, or in one.
+  void copy(int32_t from, int32_t to);
+  void copy_layer(int32_t linear_layer, int32_t from, int32_t to);
 
  private:
   int32_t num_slots_ = 0;
@@ -36,7 +39,8 @@ class RecurrentStates {
 // The mixer of one linear layer over a step's rows. `in` is [T, ld] with linear_in's output
 // (q, k, v, then z, b, a per row); the convolution overwrites its q/k/v part. `out` is
 // [T, value_dim]: the gated norm's output, ready for out_proj. `plan.state_slots` names each
-// sequence's slot.
+// sequence's slot; plan.state_snapshots' states are copied into slot snapshot_base + snapshot
+// as the sequence's rows pass their boundary.
 struct LinearMixerArgs {
   const PackedLayer* weights = nullptr;
   const LinearAttentionShape* shape = nullptr;
@@ -45,6 +49,7 @@ struct LinearMixerArgs {
   float* in = nullptr;
   int64_t ld = 0;
   float* out = nullptr;
+  int32_t snapshot_base = 0;
 };
 void run_linear_mixer(const LinearMixerArgs& a, const StepPlan& plan, RecurrentStates& states,
                       std::vector<float>* scratch);

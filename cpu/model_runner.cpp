@@ -69,14 +69,36 @@ void set_threads_once() {
   });
 }
 
-// A hybrid model's plan names one distinct state slot per sequence; others name none.
-void check_state_slots(const StepPlan& plan, int32_t num_slots) {
+// A hybrid model's plan names one distinct state slot per sequence, and state copies within
+// the snapshots and the sequences' rows; others name none.
+void check_state_slots(const StepPlan& plan, int32_t num_slots, int32_t num_snapshots) {
   if (num_slots == 0) {
-    if (!plan.state_slots.empty()) {
-      throw std::invalid_argument("StepPlan: state_slots given to a model without linear layers");
+    if (!plan.state_slots.empty() || !plan.state_restores.empty() ||
+        !plan.state_snapshots.empty()) {
+      throw std::invalid_argument("StepPlan: state slots given to a model without linear layers");
     }
     return;
   }
+  auto check_copy = [&](const StepPlan::StateCopy& c, bool restore) {
+    bool ok = c.seq_index >= 0 && c.seq_index < plan.num_seqs() && c.snapshot >= 0 &&
+              c.snapshot < num_snapshots;
+    if (ok) {
+      const int32_t begin = plan.query_start[size_t(c.seq_index)];
+      const int32_t end = plan.query_start[size_t(c.seq_index) + 1];
+      const int32_t first = begin < end ? plan.positions[size_t(begin)] : -1;
+      // A restore is the state before the first new row; a snapshot one after one of them.
+      ok = restore ? first == c.num_tokens
+                   : first >= 0 && c.num_tokens > first && c.num_tokens <= first + (end - begin);
+    }
+    if (!ok) {
+      throw std::invalid_argument("StepPlan: a state " + std::string(restore ? "restore" : "snapshot") +
+                                  " names no row of its sequence or snapshot " +
+                                  std::to_string(c.snapshot) + " of " +
+                                  std::to_string(num_snapshots));
+    }
+  };
+  for (const auto& c : plan.state_restores) check_copy(c, true);
+  for (const auto& c : plan.state_snapshots) check_copy(c, false);
   if (plan.state_slots.size() != size_t(plan.num_seqs())) {
     throw std::invalid_argument("StepPlan: a model with linear-attention layers needs one state "
                                 "slot per sequence");
@@ -136,6 +158,10 @@ struct ModelRunner::Impl {
   // starts from zero recurrent states; the others continue from their slot's.
   void reset_started_states(const StepPlan& plan) {
     if (states.num_slots() == 0) return;
+    // A prefix hit starts from the snapshot of its boundary (kvcache/state_snapshots.h).
+    for (const StepPlan::StateCopy& r : plan.state_restores) {
+      states.copy(spec.num_state_slots + r.snapshot, plan.state_slots[size_t(r.seq_index)]);
+    }
     for (int32_t i = 0; i < plan.num_seqs(); ++i) {
       const int32_t begin = plan.query_start[size_t(i)];
       if (plan.query_start[size_t(i) + 1] > begin && plan.positions[size_t(begin)] == 0) {
@@ -227,6 +253,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
       la.in = in;
       la.ld = ld;
       la.out = mixed = attn.get(T * s.value_dim());
+      la.snapshot_base = spec.num_state_slots;
       width = s.value_dim();
       // Every row advances the state, sampled or not.
       run_linear_mixer(la, plan, states, &linear_scratch);
@@ -394,7 +421,7 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
       throw std::invalid_argument("ModelRunner: a model with linear-attention layers needs state "
                                   "slots (KvCacheSpec::num_state_slots)");
     }
-    m.states = RecurrentStates(c, spec.num_state_slots);
+    m.states = RecurrentStates(c, spec.num_state_slots + spec.num_state_snapshots);
   }
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     if (c.layer_is_linear(l)) {  // its state lives in the state slots instead
@@ -422,7 +449,7 @@ void ModelRunner::forward(const StepPlan& plan, std::vector<float>* logits) {
   }
   check_step_plan(plan, impl_->c, impl_->spec.num_blocks, impl_->spec.block_size,
                   impl_->spec.num_sliding_blocks);
-  check_state_slots(plan, impl_->states.num_slots());
+  check_state_slots(plan, impl_->spec.num_state_slots, impl_->spec.num_state_snapshots);
   impl_->forward(plan, logits);
 }
 

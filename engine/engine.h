@@ -30,6 +30,12 @@ struct EngineConfig {
   // Sliding-window layers keep their K/V in a pool of their own, given back as the window
   // passes (kvcache/kv_pools.h); false: one pool (--disable-hybrid-kv-cache-manager).
   bool hybrid_kv_cache = true;
+  // Models with linear-attention layers (kvcache/state_snapshots.h): their state is kept every
+  // this many prompt tokens (a multiple of block_size; 0: never, so no prefix is reused), in at
+  // most max_state_snapshots snapshots (-1: as many as a quarter of kv_cache_memory holds, at
+  // most 64). --state-snapshot-interval, --max-state-snapshots.
+  int32_t state_snapshot_interval = 256;
+  int32_t max_state_snapshots = -1;
   int32_t max_model_len = 0;  // 0: the model's max_context_len()
   int32_t max_queued_requests = 4096;
   bool check_integrity_every_step = false;  // tests turn this on

@@ -76,6 +76,12 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   er.max_num_seqs = config_.max_num_seqs;
   er.max_loras = config_.max_loras;
   er.sliding_pool = config_.hybrid_kv_cache;
+  if (config_.state_snapshot_interval % config_.block_size != 0) {
+    throw std::invalid_argument("--state-snapshot-interval must be a multiple of --block-size");
+  }
+  er.max_state_snapshots = config_.enable_prefix_caching && config_.state_snapshot_interval > 0
+                               ? config_.max_state_snapshots
+                               : 0;
   BuiltExecutor built = make_executor(model_.weights, er);
   if (!built.note.empty()) std::fprintf(stderr, "pagedserve: %s\n", built.note.c_str());
   runner_ = std::move(built.executor);
@@ -94,6 +100,8 @@ EngineCore::EngineCore(LoadedModel model, std::shared_ptr<const Tokenizer> token
   sc.block_size = config_.block_size;
   sc.max_num_seqs = config_.max_num_seqs;
   sc.num_state_slots = built.kv.num_state_slots;
+  sc.num_state_snapshots = built.kv.num_state_snapshots;
+  sc.state_snapshot_interval = config_.state_snapshot_interval;
   if (sc.num_state_slots > 0 && sc.num_state_slots < sc.max_num_seqs) {
     std::fprintf(stderr,
                  "pagedserve: --max-num-seqs %d lowered to %d: the recurrent state pool holds %d "
@@ -357,6 +365,8 @@ void EngineCore::publish_stats() {
   stats_.kv_blocks_free = bm.num_free_blocks();
   stats_.state_slots_total = scheduler_->state_slots().num_slots();
   stats_.state_slots_in_use = scheduler_->state_slots().num_in_use();
+  stats_.state_snapshots_total = scheduler_->state_snapshots().num_snapshots();
+  stats_.state_snapshots_held = scheduler_->state_snapshots().num_held();
   const int64_t layers = model_.config.num_hidden_layers;
   if (const BlockManager* sp = pools.sliding()) {
     stats_.kv_sliding_blocks_total = sp->num_blocks();

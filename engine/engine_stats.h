@@ -29,6 +29,9 @@ struct EngineStats {
   // A hybrid model's recurrent-state slots (kvcache/state_slots.h); 0 when it has none.
   int32_t state_slots_total = 0;
   int32_t state_slots_in_use = 0;
+  // Their snapshots for prefix hits (kvcache/state_snapshots.h): how many, how many hold a state.
+  int32_t state_snapshots_total = 0;
+  int32_t state_snapshots_held = 0;
   // Summed over steps, in blocks of one layer: the K/V blocks running sequences held, and what
   // they would have held with every layer keeping its whole context (one pool). Their ratio is
   // what window release saves (1 without a sliding pool).

@@ -17,6 +17,7 @@ namespace {
 
 struct StatePoolSize {
   int32_t num_slots = 0;
+  int32_t num_snapshots = 0;
   int64_t bytes = 0;  // taken from --kv-cache-memory (none with --num-blocks)
   std::string line;   // the start-up line
 };
@@ -40,14 +41,25 @@ StatePoolSize size_state_pool(const ModelConfig& c, const ExecutorRequest& r) {
           " linear-attention layers); raise --kv-cache-memory");
     }
     slots = std::min(slots, affordable);
-    s.bytes = slots * per_slot;
   }
+  // Snapshots for prefix hits: what was asked, or what a quarter of the budget holds (16 with
+  // --num-blocks), at most 64.
+  int64_t snapshots = r.max_state_snapshots;
+  if (snapshots < 0) {
+    snapshots = r.num_blocks > 0 ? 16 : std::min<int64_t>(64, r.cpu_kv_cache_memory / 4 / per_slot);
+  }
+  if (r.num_blocks <= 0) s.bytes = (slots + snapshots) * per_slot;
   s.num_slots = int32_t(slots);
-  char mib[32];
-  std::snprintf(mib, sizeof mib, "%.1f MiB", double(slots * per_slot) / double(1 << 20));
-  s.line = "recurrent state: " + std::to_string(slots) + " sequences at once (" + mib + ", " +
-           std::to_string(per_slot >> 10) + " KiB each over " +
-           std::to_string(c.num_linear_layers()) + " linear-attention layers)";
+  s.num_snapshots = int32_t(snapshots);
+  auto mib = [](int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(1 << 20));
+    return std::string(buf);
+  };
+  s.line = "recurrent state: " + std::to_string(slots) + " sequences at once (" +
+           mib(slots * per_slot) + ", " + std::to_string(per_slot >> 10) + " KiB each over " +
+           std::to_string(c.num_linear_layers()) + " linear-attention layers); " +
+           std::to_string(snapshots) + " prefix snapshots (" + mib(snapshots * per_slot) + ")";
   return s;
 }
 
@@ -79,7 +91,7 @@ BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const E
     const KvPoolSizes pools = split_kv_pools(c, blocks, r.block_size, r.max_num_seqs,
                                              r.max_batched_tokens, r.sliding_pool);
     built.kv = KvCacheSpec{pools.num_blocks, r.block_size, pools.num_sliding_blocks,
-                           states.num_slots};
+                           states.num_slots, states.num_snapshots};
     if (pools.num_sliding_blocks > 0) {
       std::string line = "KV cache: " + std::to_string(pools.num_blocks) +
                          " blocks for full-attention layers, " +

@@ -27,6 +27,9 @@ struct ExecutorRequest {
   // window passes (model/kv_pool_split.h); false keeps one pool
   // (--disable-hybrid-kv-cache-manager).
   bool sliding_pool = true;
+  // Linear-attention models: recurrent-state snapshots for prefix hits (0 when prefix caching or
+  // snapshots are off; -1: a quarter of cpu_kv_cache_memory's worth, at most 64).
+  int32_t max_state_snapshots = -1;
 };
 
 struct BuiltExecutor {

@@ -63,6 +63,13 @@ KvMatch KvPools::match_prefix(std::span<const int32_t> tokens, uint64_t root) co
   return m;
 }
 
+KvMatch KvPools::cut(const KvMatch& match, int32_t num_blocks) const {
+  if (sliding_) throw std::logic_error("KvPools::cut: not with a sliding-window pool");
+  KvMatch m;
+  m.full = full_.shorten(match.full, num_blocks);
+  return m;
+}
+
 bool KvPools::can_allocate(const KvMatch& match, int32_t num_slots) const {
   return full_.can_allocate(match.full, num_slots) &&
          (!sliding_ || sliding_->can_allocate(match.sliding, num_slots));

@@ -56,6 +56,9 @@ class KvPools {
   // The full pool's match, cut to where the sliding pool has every block its window reads
   // (twins of the full match's blocks); the sliding match has holes before the window.
   KvMatch match_prefix(std::span<const int32_t> tokens, uint64_t root) const;
+  // `match` cut to its first `num_blocks` blocks (a recurrent model's hit ends where a state
+  // snapshot is held). Without a sliding pool only: throws std::logic_error with one.
+  KvMatch cut(const KvMatch& match, int32_t num_blocks) const;
   bool can_allocate(const KvMatch& match, int32_t num_slots) const;
   void allocate(int64_t seq, const KvMatch& match, int32_t num_slots);
   // The most tokens seq's tables can cover with what the pools have left (0 with no table).

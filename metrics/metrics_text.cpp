@@ -85,6 +85,13 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
       out += std::string(kPrefix) + "state_slots{state=\"" + state + "\"} " + std::to_string(n) +
              "\n";
     }
+    header(out, "state_snapshots", "gauge",
+           "Recurrent-state snapshots kept for prefix hits (held: holding a prefix's state).");
+    for (auto [state, n] : {std::pair{"held", s.state_snapshots_held},
+                            std::pair{"total", s.state_snapshots_total}}) {
+      out += std::string(kPrefix) + "state_snapshots{state=\"" + state + "\"} " +
+             std::to_string(n) + "\n";
+    }
   }
   metric(out, "kv_cache_integrity_ok", "gauge", "1 while the block manager's invariants hold.",
          s.kv_integrity_ok ? 1 : 0);

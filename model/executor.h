@@ -25,6 +25,9 @@ struct KvCacheSpec {
   // > 0: the model has linear-attention layers and the executor holds this many recurrent
   // state slots (kvcache/state_slots.h); the plans name each sequence's (StepPlan::state_slots).
   int32_t num_state_slots = 0;
+  // Snapshots of those states at block boundaries of cached prefixes (StepPlan::state_restores
+  // and state_snapshots), held past the running slots.
+  int32_t num_state_snapshots = 0;
 };
 
 class Executor {

@@ -10,7 +10,18 @@ Scheduler::Scheduler(SchedulerConfig config)
     : config_(std::move(config)),
       kv_(KvPoolsConfig{config_.num_blocks, config_.num_sliding_blocks, config_.sliding_window,
                         config_.block_size, config_.enable_prefix_caching, config_.block_hasher}),
-      states_(config_.num_state_slots) {
+      states_(config_.num_state_slots),
+      snapshots_(config_.num_state_slots > 0 && config_.enable_prefix_caching &&
+                         config_.state_snapshot_interval > 0
+                     ? config_.num_state_snapshots
+                     : 0,
+                 config_.state_snapshot_interval / std::max(1, config_.block_size)) {
+  if (config_.state_snapshot_interval < 0 || config_.num_state_snapshots < 0 ||
+      config_.state_snapshot_interval % std::max(1, config_.block_size) != 0) {
+    throw std::invalid_argument("Scheduler: the state snapshot interval (" +
+                                std::to_string(config_.state_snapshot_interval) +
+                                ") must be a multiple of the block size");
+  }
   if (config_.max_num_seqs <= 0 || config_.max_batched_tokens <= 0) {
     throw std::invalid_argument("Scheduler needs max_num_seqs > 0 and max_batched_tokens > 0");
   }
@@ -73,6 +84,7 @@ StepPlan Scheduler::schedule() {
   if (step.preempted.empty()) admit_waiting(step);
   // Drafts come last: they only use what the committed tokens left of the budget and the pool.
   if (step.preempted.empty() && config_.speculative.enabled()) schedule_drafts(step);
+  plan_snapshots(step);
   return build_plan(step);
 }
 
@@ -148,10 +160,12 @@ void Scheduler::admit_waiting(Step& step) {
       continue;
     }
     const uint64_t root = seq->adapter().prefix_root;
-    // A sequence that wants its prompt rows' logits computes every row, and a recurrent one too
-    // (the state at the end of a cached prefix is not kept).
-    const KvMatch match = seq->prompt_logits() || recurrent ? kv_.no_match(root)
-                                                            : kv_.match_prefix(seq->tokens(), root);
+    // A sequence that wants its prompt rows' logits computes every row; a recurrent one reuses
+    // a prefix only as far as a held state snapshot reaches.
+    int32_t snapshot = -1;
+    const KvMatch match = seq->prompt_logits() ? kv_.no_match(root)
+                          : recurrent          ? match_with_state(*seq, root, &snapshot)
+                                               : kv_.match_prefix(seq->tokens(), root);
     const int32_t n = std::min(seq->num_tokens() - match.num_tokens(), step.budget);
     const int32_t slots = match.num_tokens() + n;
     if (!kv_.can_allocate(match, slots)) {
@@ -160,6 +174,7 @@ void Scheduler::admit_waiting(Step& step) {
     }
     kv_.allocate(seq->id(), match, slots);
     if (recurrent) states_.acquire(seq->id());  // free -> in use
+    if (snapshot >= 0) step.restores.push_back({seq, match.num_tokens(), snapshot});
     waiting_.pop_front();
     seq->admit(match.num_tokens());  // waiting -> running
     seq->queue_pos_ = running_.insert(running_.end(), seq);
@@ -265,6 +280,7 @@ void Scheduler::postprocess_verified(const StepPlan& plan,
     // After publishing: a released sliding block stays findable in its pool's prefix cache.
     kv_.release_outside_window(seq->id(), seq->num_computed_tokens());
   }
+  settle_snapshots();  // after publishing: a snapshot's key is its boundary block's serial
 }
 
 void Scheduler::finish(SeqId id) {

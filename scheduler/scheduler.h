@@ -11,6 +11,7 @@
 
 #include "kvcache/kv_pools.h"
 #include "kvcache/state_slots.h"
+#include "kvcache/state_snapshots.h"
 #include "scheduler/scheduling_policy.h"
 #include "scheduler/sequence.h"
 #include "scheduler/speculative_config.h"
@@ -25,9 +26,13 @@ struct SchedulerConfig {
   int32_t num_sliding_blocks = 0;
   int32_t sliding_window = 0;
   // > 0: the model has recurrent layers (Gated DeltaNet); each running sequence holds one of
-  // this many state slots (kvcache/state_slots.h), so at most this many run at once, and no
-  // prefix is reused (the state at a prefix's end is not kept).
+  // this many state slots (kvcache/state_slots.h), so at most this many run at once. A prefix
+  // is reused only up to a boundary whose state was kept: num_state_snapshots snapshots
+  // (kvcache/state_snapshots.h) taken every state_snapshot_interval prompt tokens (a multiple
+  // of block_size); 0 of either: no prefix reuse.
   int32_t num_state_slots = 0;
+  int32_t num_state_snapshots = 0;
+  int32_t state_snapshot_interval = 0;
   int32_t block_size = 16;
   int32_t max_num_seqs = 64;
   int32_t max_batched_tokens = 2048;
@@ -94,6 +99,7 @@ class Scheduler {
   const BlockManager& block_manager() const { return kv_.full(); }
   const KvPools& kv_pools() const { return kv_; }
   const StateSlotPool& state_slots() const { return states_; }
+  const StateSnapshotStore& state_snapshots() const { return snapshots_; }
   // The full-attention pool's KV-cache events (kvcache/block_events.h): off until turned on.
   // A router placing requests by prefix needs the blocks that every layer keeps.
   void record_block_events(bool on) { kv_.full().set_record_events(on); }
@@ -117,12 +123,31 @@ class Scheduler {
     std::vector<Sequence*> scheduled;
     int32_t budget = 0;
     std::vector<SeqId> preempted;
+    // Recurrent-state restores of this step's prefix hits, and the snapshots it writes.
+    struct StateCopy {
+      const Sequence* seq = nullptr;
+      int32_t num_tokens = 0;
+      int32_t snapshot = 0;
+    };
+    std::vector<StateCopy> restores, snapshots;
+  };
+  // A snapshot a plan writes, committed or abandoned once its step is postprocessed.
+  struct PendingSnapshot {
+    SeqId seq = 0;
+    int32_t num_tokens = 0;
+    int32_t snapshot = 0;
   };
 
   void schedule_decodes(Step& step);
   void schedule_running_prefills(Step& step);
   void admit_waiting(Step& step);
   void schedule_drafts(Step& step);
+  // scheduler_snapshots.cpp: a recurrent model's prefix hit, cut to the longest boundary whose
+  // state snapshot is held (*snapshot: its id, or -1 with no hit at all); the snapshots the
+  // step's prefill chunks cross; their commit after the step.
+  KvMatch match_with_state(const Sequence& seq, uint64_t root, int32_t* snapshot);
+  void plan_snapshots(Step& step);
+  void settle_snapshots();
   // Gets blocks for `seq`'s first `num_slots` tokens, preempting running sequences (victim())
   // while the pool is short. False when `seq` itself had to be preempted.
   bool reserve_or_preempt(Step& step, Sequence* seq, int32_t num_slots);
@@ -146,6 +171,8 @@ class Scheduler {
   SchedulerConfig config_;
   KvPools kv_;
   StateSlotPool states_;
+  StateSnapshotStore snapshots_;
+  std::vector<PendingSnapshot> pending_snapshots_;
   std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
   Queue running_;  // admission order: newest at the back, preempted first
   Queue waiting_;  // kFcfs: FIFO, preempted sequences at the front; kPriority: sorted

@@ -19,6 +19,7 @@ namespace {
 void Scheduler::check_integrity() const {
   kv_.check_integrity();
   states_.check_integrity();
+  snapshots_.check_integrity();
   if (states_.num_slots() > 0 && states_.num_in_use() != num_running()) {
     throw std::logic_error("Scheduler: " + std::to_string(states_.num_in_use()) +
                            " state slots in use for " + std::to_string(num_running()) +

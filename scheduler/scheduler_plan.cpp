@@ -85,6 +85,16 @@ StepPlan Scheduler::build_plan(const Step& step) const {
       plan.num_prefill_tokens += seq->scheduled_tokens_;
     }
   }
+  // State copies of sequences still in the step (one preempted after admission has none).
+  auto copies = [&](const std::vector<Step::StateCopy>& from, std::vector<StepPlan::StateCopy>* to) {
+    for (const Step::StateCopy& c : from) {
+      const auto at = std::find(step.scheduled.begin(), step.scheduled.end(), c.seq);
+      if (at == step.scheduled.end()) continue;
+      to->push_back({static_cast<int32_t>(at - step.scheduled.begin()), c.num_tokens, c.snapshot});
+    }
+  };
+  copies(step.restores, &plan.state_restores);
+  copies(step.snapshots, &plan.state_snapshots);
   if (!any_drafts) plan.num_draft_tokens.clear();  // without drafts the plan is as before
   plan.preempted = step.preempted;
   return plan;

@@ -35,6 +35,18 @@ struct StepPlan {
   // reads and writes. A sequence whose first new token is at position 0 starts from a zero
   // state. Empty: no recurrent layers.
   std::vector<int32_t> state_slots;
+  // Recurrent-state snapshots at block boundaries (kvcache/state_snapshots.h). Before the step,
+  // each restore loads snapshot `snapshot` into sequence seq_index's state slot (a prefix hit of
+  // num_tokens tokens: its first new token is at that position). During the step, each snapshot
+  // entry copies sequence seq_index's state after its first num_tokens tokens into snapshot
+  // `snapshot`. Snapshot ids count from 0; the executor keeps them past its running slots.
+  struct StateCopy {
+    int32_t seq_index = 0;
+    int32_t num_tokens = 0;
+    int32_t snapshot = 0;
+  };
+  std::vector<StateCopy> state_restores;
+  std::vector<StateCopy> state_snapshots;
   // Indices s in [0, S) whose last new token produces logits this step (prompt complete or
   // decoding). Logits come back in this order.
   std::vector<int32_t> sample_indices;

@@ -39,7 +39,8 @@ std::unique_ptr<Executor> test_executor(const LoadedModel& model, const Schedule
   if (!on_cuda()) {
     return std::make_unique<ModelRunner>(
         model.weights,
-        KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks, sc.num_state_slots});
+        KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks, sc.num_state_slots,
+                    sc.num_state_snapshots});
   }
   ExecutorRequest r;
   r.device.device = Device::cuda;
@@ -71,6 +72,8 @@ struct RunResult {
   // Sliding-window pool (kvcache/kv_pools.h): the most blocks one step's sequences held in the
   // full pool beyond what they held in the sliding pool (what window release gave back).
   int32_t max_blocks_released = 0;
+  // Hybrid models: prefix hits that restored a recurrent-state snapshot, and snapshots taken.
+  size_t state_restores = 0, state_snapshots = 0;
 };
 
 bool has_sliding_layers(const ModelConfig& c) {
@@ -91,8 +94,13 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
   }
   // Linear-attention layers: one recurrent state slot per sequence that may run, unless the test
   // sized the state pool.
+  // Prefix hits restore state snapshots taken every block (4 held unless the test says).
   if (model.config.num_linear_layers() > 0 && sc.num_state_slots == 0) {
     sc.num_state_slots = sc.max_num_seqs;
+  }
+  if (model.config.num_linear_layers() > 0 && sc.state_snapshot_interval == 0) {
+    sc.num_state_snapshots = std::max(sc.num_state_snapshots, 4);
+    sc.state_snapshot_interval = sc.block_size;
   }
   Scheduler sched(sc);
   std::unique_ptr<Executor> runner = test_executor(model, sc);
@@ -135,7 +143,9 @@ RunResult run_greedy(const LoadedModel& model, const std::vector<std::vector<int
       if (static_cast<int>(r.outputs[id].size()) == new_tokens) sched.finish(id);
     }
     sched.kv_pools().check_integrity();
-    sched.check_integrity();  // state slots: in use + free = pool, one per running sequence
+    sched.check_integrity();  // state slots and snapshots: in use + free = pool
+    r.state_restores += plan.state_restores.size();
+    r.state_snapshots += plan.state_snapshots.size();
     if (const BlockManager* sliding = sched.kv_pools().sliding()) {
       r.max_blocks_released =
           std::max(r.max_blocks_released,
@@ -269,12 +279,11 @@ TEST_P(BatchInvariance, SharedPrefixHitsTheCacheAndMatchesTheOracle) {
   sc.max_num_seqs = 8;
   sc.max_batched_tokens = 512;
   RunResult r = run_greedy(model, first, later, 4, sc);
-  // 8 later prompts each find the 3 full blocks of the shared 48-token prefix. A model with
-  // recurrent layers reuses no prefix: its state at the prefix's end is not kept.
+  // 8 later prompts each find the 3 full blocks of the shared 48-token prefix; a model with
+  // recurrent layers also restores the state snapshot taken at token 48.
+  EXPECT_GE(r.prefix_hits, 8u * 48u);
   if (model.config.num_linear_layers() > 0) {
-    EXPECT_EQ(r.prefix_hits, 0u);
-  } else {
-    EXPECT_GE(r.prefix_hits, 8u * 48u);
+    EXPECT_EQ(r.state_restores, 8u);
   }
   expect_matches_oracle(model, r, 4);
 }
@@ -311,6 +320,38 @@ TEST_P(BatchInvariance, FewStateSlotsLimitTheBatchAndMatchTheOracle) {
   RunResult r = run_greedy(model, prompts, {}, 7, sc);
   EXPECT_EQ(r.max_seqs_in_step, 3);
   expect_matches_oracle(model, r, 7);
+}
+
+// Snapshots every 2 blocks but only 2 held: the shared prefix's snapshots are evicted by the
+// later prompts' own, and a prefix whose state is gone is never reused, though its KV blocks
+// are still cached; every output still matches the oracle.
+TEST_P(BatchInvariance, EvictedStateSnapshotsCutPrefixHitsBack) {
+  if (model.config.num_linear_layers() == 0) GTEST_SKIP() << "no recurrent layers";
+  std::mt19937 rng(17);
+  auto prefix = random_prompt(rng, 64, model.config.vocab_size);
+  std::vector<std::vector<int32_t>> first = {prefix}, later;
+  first[0].push_back(7);
+  for (int i = 0; i < 6; ++i) {
+    auto p = prefix;
+    auto tail = random_prompt(rng, 20 + i * 7, model.config.vocab_size);
+    p.insert(p.end(), tail.begin(), tail.end());
+    later.push_back(p);
+  }
+  SchedulerConfig sc;
+  sc.num_blocks = 128;
+  sc.block_size = 8;
+  sc.max_num_seqs = 2;  // the later prompts run two at a time, each taking snapshots
+  sc.max_batched_tokens = 512;
+  sc.num_state_snapshots = 2;
+  sc.state_snapshot_interval = 16;
+  RunResult r = run_greedy(model, first, later, 3, sc);
+  // The first prompt snapshots its deepest boundaries (48, 64). The first pair of later prompts
+  // both restore 64 and each writes its own deeper snapshot, evicting 48 then 64: the other
+  // four find the shared blocks still cached but no state for them, and reuse nothing.
+  EXPECT_GE(r.state_snapshots, 8u);
+  EXPECT_EQ(r.state_restores, 2u);
+  EXPECT_EQ(r.prefix_hits, 2u * 64u);
+  expect_matches_oracle(model, r, 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, BatchInvariance,

@@ -166,6 +166,45 @@ TEST(HybridEngine, ABudgetForFewStatesLowersTheBatch) {
   }
 }
 
+// A second wave sharing the first prompt's first 32 tokens restores the state snapshot taken at
+// token 32 (every 8 tokens here) and computes only its tail; without prefix caching it takes no
+// snapshots and reuses nothing. Either way the outputs are the oracle's.
+TEST(HybridEngine, SharedPrefixRestoresAStateSnapshot) {
+  const ModelConfig c = small_config("qwen3_5_text");
+  const LoadedModel model = random_model(c, 35);
+  std::mt19937 rng(8);
+  const auto first = random_prompt(rng, 37, c.vocab_size);
+  std::vector<std::vector<int32_t>> later;
+  for (int tail : {2, 9}) {
+    std::vector<int32_t> p(first.begin(), first.begin() + 32);
+    const auto t = random_prompt(rng, tail, c.vocab_size);
+    p.insert(p.end(), t.begin(), t.end());
+    later.push_back(p);
+  }
+  for (const bool caching : {true, false}) {
+    EngineConfig ec = engine_config();
+    ec.state_snapshot_interval = 8;
+    ec.enable_prefix_caching = caching;
+    Engine engine(model, small_tokenizer(), ec);
+    EXPECT_EQ(generate_all(engine, {first}, 6)[0],
+              naive_generate(*model.weights, first, 6, 0.0f, 0, {}));
+    const auto outputs = generate_all(engine, later, 6);
+    for (size_t i = 0; i < later.size(); ++i) {
+      EXPECT_EQ(outputs[i], naive_generate(*model.weights, later[i], 6, 0.0f, 0, {})) << i;
+    }
+    const EngineStats s = idle_stats(engine);
+    EXPECT_TRUE(s.kv_integrity_ok);
+    if (caching) {
+      EXPECT_EQ(s.state_snapshots_total, 16);  // --num-blocks given: 16 unless asked
+      EXPECT_GE(s.state_snapshots_held, 4);    // 8, 16, 24, 32 of the first prompt at least
+      EXPECT_GE(s.prefix_cache_hits, 2u * 32u);
+    } else {
+      EXPECT_EQ(s.state_snapshots_total, 0);
+      EXPECT_EQ(s.prefix_cache_hits, 0u);
+    }
+  }
+}
+
 TEST(HybridEngine, SpeculativeDecodingIsRefusedByName) {
   const LoadedModel model = random_model(small_config("qwen3_5_text"), 34);
   EngineConfig ec = engine_config();
