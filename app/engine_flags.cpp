@@ -15,11 +15,26 @@ namespace ps {
 
 Flags engine_command_flags(int argc, char** argv, int first, std::set<std::string> valued,
                            std::set<std::string> switches) {
-  valued.insert({"block-size", "num-blocks", "kv-cache-memory", "max-num-seqs",
-                 "max-batched-tokens", "max-model-len", "max-queued-requests", "lora", "revision",
-                 "kernel", "kernel-isa", "dtype", "quantization", "quantization-group",
-                 "kv-cache-dtype", "device", "gpu-memory-utilization", "scheduling-policy",
-                 "state-snapshot-interval", "max-state-snapshots"});
+  valued.insert({"block-size",
+                 "num-blocks",
+                 "kv-cache-memory",
+                 "max-num-seqs",
+                 "max-batched-tokens",
+                 "max-model-len",
+                 "max-queued-requests",
+                 "lora",
+                 "revision",
+                 "kernel",
+                 "kernel-isa",
+                 "dtype",
+                 "quantization",
+                 "quantization-group",
+                 "kv-cache-dtype",
+                 "device",
+                 "gpu-memory-utilization",
+                 "scheduling-policy",
+                 "state-snapshot-interval",
+                 "max-state-snapshots"});
   valued.merge(speculative_flag_names());
   switches.insert({"no-prefix-caching", "enforce-eager", "disable-hybrid-kv-cache-manager"});
   return Flags(argc, argv, first, std::move(valued), std::move(switches));

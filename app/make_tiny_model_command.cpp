@@ -72,7 +72,8 @@ void set_gpt_oss_layers(const Flags& flags, ModelConfig* c) {
 void set_qwen3_5_layers(const Flags& flags, ModelConfig* c) {
   auto positive = [&](const char* name, int64_t fallback) {
     const int64_t v = flags.i64(name, fallback);
-    if (v < 1 || v > 4096) throw UsageError(std::string("flag --") + name + " must be in [1, 4096]");
+    if (v < 1 || v > 4096)
+      throw UsageError(std::string("flag --") + name + " must be in [1, 4096]");
     return static_cast<int32_t>(v);
   };
   LinearAttentionShape& s = c->linear;
@@ -154,7 +155,8 @@ int make_tiny_model_command(int argc, char** argv) {
   c.model_type = flags.str("model-type", c.model_type);
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
       c.model_type != "qwen3_moe" && c.model_type != "smollm3" && c.model_type != "phi3" &&
-      c.model_type != "gemma3_text" && c.model_type != "gpt_oss" && c.model_type != "qwen3_5_text") {
+      c.model_type != "gemma3_text" && c.model_type != "gpt_oss" &&
+      c.model_type != "qwen3_5_text") {
     throw UsageError(
         "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3, gemma3_text, "
         "gpt_oss or qwen3_5_text, got '" +
@@ -193,9 +195,9 @@ int make_tiny_model_command(int argc, char** argv) {
         "gpt_oss");
   }
   const bool hybrid = c.model_type == "qwen3_5_text";
-  for (const char* name : {"linear-num-key-heads", "linear-num-value-heads", "linear-key-head-dim",
-                           "linear-value-head-dim", "linear-conv-kernel",
-                           "full-attention-interval"}) {
+  for (const char* name :
+       {"linear-num-key-heads", "linear-num-value-heads", "linear-key-head-dim",
+        "linear-value-head-dim", "linear-conv-kernel", "full-attention-interval"}) {
     if (!hybrid && flags.has(name)) {
       throw UsageError(std::string("flag --") + name + " needs --model-type qwen3_5_text");
     }

@@ -85,7 +85,8 @@ ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed, DType
       // A = exp(A_log) in (1, 16), as Qwen3.5 initializes it: decays that differ per head.
       fill_normal(t, tensor_key(seed, slot.name), 1.0f);
       float* a = t.data_ptr<float>();
-      for (int64_t i = 0; i < t.numel(); ++i) a[i] = std::log(1.0f + 15.0f / (1.0f + std::exp(-a[i])));
+      for (int64_t i = 0; i < t.numel(); ++i)
+        a[i] = std::log(1.0f + 15.0f / (1.0f + std::exp(-a[i])));
     } else if (slot.name.ends_with("linear_attn.dt_bias") ||
                slot.name.ends_with("linear_attn.norm.weight")) {
       // Near 1 (their init is ones; the gated norm applies w itself), not all 1.
@@ -95,8 +96,8 @@ ModelWeights make_random_weights(const ModelConfig& config, uint64_t seed, DType
     } else if (slot.name.ends_with("linear_attn.conv1d.weight")) {
       fill_normal(t, tensor_key(seed, slot.name), 0.5f);  // ~ the 1/sqrt(K) of a default init
     } else if (is_norm_weight(slot.name) && config.norms_add_one()) {
-      // Gemma and Qwen3.5 apply (1 + w): weights near 0 (its init is zeros), not all 0, so that a runner
-      // that forgot the 1, or applied w alone, is visibly wrong.
+      // Gemma and Qwen3.5 apply (1 + w): weights near 0 (its init is zeros), not all 0, so that a
+      // runner that forgot the 1, or applied w alone, is visibly wrong.
       fill_normal(t, tensor_key(seed, slot.name), 0.1f);
     } else if (is_norm_weight(slot.name)) {
       t.fill(1.0f);

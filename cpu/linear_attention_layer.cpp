@@ -78,7 +78,8 @@ void mix_sequence(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t sl
   const int64_t conv_dim = s.conv_dim(), vd = s.value_head_dim;
   int32_t done = 0;
   for (const auto& [rows_before, snapshot_slot] : cuts) {
-    if (rows_before > done) advance_state(a, begin + done, rows_before - done, slot, states, g, beta);
+    if (rows_before > done)
+      advance_state(a, begin + done, rows_before - done, slot, states, g, beta);
     done = std::max(done, rows_before);
     states.copy_layer(a.linear_layer, slot, snapshot_slot);
   }
@@ -104,8 +105,7 @@ void mix_sequence(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t sl
 
 }  // namespace
 
-RecurrentStates::RecurrentStates(const ModelConfig& c, int32_t num_slots)
-    : num_slots_(num_slots) {
+RecurrentStates::RecurrentStates(const ModelConfig& c, int32_t num_slots) : num_slots_(num_slots) {
   const LinearAttentionShape& s = c.linear;
   conv_floats_ = s.conv_dim() * (s.conv_kernel - 1);
   delta_floats_ = int64_t{s.num_value_heads} * s.key_head_dim * s.value_head_dim;
@@ -119,7 +119,8 @@ RecurrentStates::RecurrentStates(const ModelConfig& c, int32_t num_slots)
 }
 
 float* RecurrentStates::conv(int32_t layer, int32_t slot) const {
-  return conv_[size_t(layer)].data_ptr<float>() + int64_t{slot} * std::max<int64_t>(conv_floats_, 1);
+  return conv_[size_t(layer)].data_ptr<float>() +
+         int64_t{slot} * std::max<int64_t>(conv_floats_, 1);
 }
 
 float* RecurrentStates::delta(int32_t layer, int32_t slot) const {

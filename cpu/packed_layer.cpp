@@ -5,9 +5,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
-#include <string>
 
 #include "cpu/lowbit_weights.h"
 
@@ -56,11 +56,10 @@ void pack_linear_mixer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
   const LinearAttentionShape& s = c.linear;
   const int64_t h = c.hidden_size, hv = s.num_value_heads;
   p->linear = true;
-  p->linear_in = projection(cat_rows({matrix(l.in_proj_qkv, "in_proj_qkv"),
-                                      matrix(l.in_proj_z, "in_proj_z"),
-                                      matrix(l.in_proj_b, "in_proj_b"),
-                                      matrix(l.in_proj_a, "in_proj_a")}),
-                            tuner, o);
+  p->linear_in =
+      projection(cat_rows({matrix(l.in_proj_qkv, "in_proj_qkv"), matrix(l.in_proj_z, "in_proj_z"),
+                           matrix(l.in_proj_b, "in_proj_b"), matrix(l.in_proj_a, "in_proj_a")}),
+                 tuner, o);
   p->o_proj = projection(matrix(l.out_proj, "out_proj"), tuner, o);
   p->conv_weight = dense_f32(l.conv1d, "conv1d").reshape({s.conv_dim(), s.conv_kernel});
   p->dt_bias = dense_f32(l.dt_bias, "dt_bias");
@@ -71,7 +70,8 @@ void pack_linear_mixer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
   const bool ok = p->linear_in.shape_is(s.conv_dim() + s.value_dim() + 2 * hv, h) &&
                   p->o_proj.shape_is(h, s.value_dim()) && p->dt_bias.numel() == hv &&
                   p->neg_exp_a.numel() == hv && p->gated_norm.numel() == s.value_head_dim;
-  if (!ok) throw std::invalid_argument("ModelRunner: linear_attn weight shapes do not match config");
+  if (!ok)
+    throw std::invalid_argument("ModelRunner: linear_attn weight shapes do not match config");
 }
 
 // q_proj's rows as [every head's query; every head's gate]: the checkpoint stores each head's
@@ -79,8 +79,9 @@ void pack_linear_mixer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
 std::pair<Tensor, Tensor> split_query_gate(const Tensor& q_proj, const ModelConfig& c) {
   const int64_t hd = c.head_dim;
   if (q_proj.dim() != 2 || q_proj.size(0) != 2 * c.q_size()) {
-    throw std::invalid_argument("ModelRunner: q_proj with an output gate needs 2 * heads * "
-                                "head_dim rows");
+    throw std::invalid_argument(
+        "ModelRunner: q_proj with an output gate needs 2 * heads * "
+        "head_dim rows");
   }
   std::vector<Tensor> query, gate;
   for (int64_t head = 0; head < c.num_attention_heads; ++head) {
@@ -104,8 +105,7 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
     p.output_gate = true;
     const auto [query, gate] = split_query_gate(matrix(l.q_proj, "q_proj"), c);
     p.qkv = projection(
-        cat_rows({query, matrix(l.k_proj, "k_proj"), matrix(l.v_proj, "v_proj"), gate}), tuner,
-        o);
+        cat_rows({query, matrix(l.k_proj, "k_proj"), matrix(l.v_proj, "v_proj"), gate}), tuner, o);
   } else {
     p.qkv = projection(cat_rows({matrix(l.q_proj, "q_proj"), matrix(l.k_proj, "k_proj"),
                                  matrix(l.v_proj, "v_proj")}),
@@ -138,9 +138,9 @@ PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
   }
   const bool mlp_ok = p.moe || (p.gate_up.shape_is(2 * i, h) && p.down.shape_is(h, i));
   const bool mixer_ok = p.linear || (p.qkv.shape_is(q + 2 * kv + (p.output_gate ? q : 0), h) &&
-                                      p.o_proj.shape_is(h, q));
-  const bool ok = mixer_ok && mlp_ok &&
-      p.input_norm.numel() == h && p.post_norm.numel() == h &&
+                                     p.o_proj.shape_is(h, q));
+  const bool ok =
+      mixer_ok && mlp_ok && p.input_norm.numel() == h && p.post_norm.numel() == h &&
       (!c.gpt_oss() || (p.o_bias.numel() == h && p.sinks.numel() == c.num_attention_heads));
   if (!ok) throw std::invalid_argument("ModelRunner: layer weight shapes do not match config");
   return p;

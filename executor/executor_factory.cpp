@@ -34,11 +34,11 @@ StatePoolSize size_state_pool(const ModelConfig& c, const ExecutorRequest& r) {
   if (r.num_blocks <= 0) {
     const int64_t affordable = r.cpu_kv_cache_memory / 2 / per_slot;
     if (affordable < 1) {
-      throw std::runtime_error(
-          "--kv-cache-memory " + std::to_string(r.cpu_kv_cache_memory >> 20) +
-          " MiB: half of it does not hold one sequence's recurrent state (" +
-          std::to_string(per_slot >> 10) + " KiB over " + std::to_string(c.num_linear_layers()) +
-          " linear-attention layers); raise --kv-cache-memory");
+      throw std::runtime_error("--kv-cache-memory " + std::to_string(r.cpu_kv_cache_memory >> 20) +
+                               " MiB: half of it does not hold one sequence's recurrent state (" +
+                               std::to_string(per_slot >> 10) + " KiB over " +
+                               std::to_string(c.num_linear_layers()) +
+                               " linear-attention layers); raise --kv-cache-memory");
     }
     slots = std::min(slots, affordable);
   }

@@ -56,9 +56,9 @@ class StateSnapshotStore {
 
   int32_t interval_blocks_;
   std::vector<State> state_;
-  std::vector<uint64_t> key_;                        // held: its key
+  std::vector<uint64_t> key_;                          // held: its key
   std::vector<std::list<int32_t>::iterator> lru_pos_;  // held: its place in lru_
-  std::list<int32_t> lru_;                           // held, least recently used first
+  std::list<int32_t> lru_;                             // held, least recently used first
   std::unordered_map<uint64_t, int32_t> by_key_;
   std::vector<int32_t> free_;
 };

@@ -82,13 +82,13 @@ std::string metrics_text(const EngineStats& s, const HttpCounts& http) {
     for (auto [state, n] : {std::pair{"in_use", s.state_slots_in_use},
                             std::pair{"free", s.state_slots_total - s.state_slots_in_use},
                             std::pair{"total", s.state_slots_total}}) {
-      out += std::string(kPrefix) + "state_slots{state=\"" + state + "\"} " + std::to_string(n) +
-             "\n";
+      out +=
+          std::string(kPrefix) + "state_slots{state=\"" + state + "\"} " + std::to_string(n) + "\n";
     }
     header(out, "state_snapshots", "gauge",
            "Recurrent-state snapshots kept for prefix hits (held: holding a prefix's state).");
-    for (auto [state, n] : {std::pair{"held", s.state_snapshots_held},
-                            std::pair{"total", s.state_snapshots_total}}) {
+    for (auto [state, n] :
+         {std::pair{"held", s.state_snapshots_held}, std::pair{"total", s.state_snapshots_total}}) {
       out += std::string(kPrefix) + "state_snapshots{state=\"" + state + "\"} " +
              std::to_string(n) + "\n";
     }

@@ -87,8 +87,10 @@ void validate_linear_attention(const ModelConfig& c, const std::string& origin) 
   for (LayerType t : c.layer_types) any_linear |= t == LayerType::linear_attention;
   if (!c.hybrid_layout()) {
     if (any_linear || c.attn_output_gate) {
-      fail(origin, "linear_attention layers and attn_output_gate are only read for qwen3_5_text, "
-                   "not " + c.model_type);
+      fail(origin,
+           "linear_attention layers and attn_output_gate are only read for qwen3_5_text, "
+           "not " +
+               c.model_type);
     }
     return;
   }
@@ -103,10 +105,11 @@ void validate_linear_attention(const ModelConfig& c, const std::string& origin) 
   }
   if (!c.attn_output_gate) fail(origin, "qwen3_5_text needs attn_output_gate");
   const LinearAttentionShape& s = c.linear;
-  const std::pair<const char*, int32_t> sizes[] = {
-      {kLinearFields[0], s.conv_kernel},   {kLinearFields[1], s.num_key_heads},
-      {kLinearFields[2], s.num_value_heads}, {kLinearFields[3], s.key_head_dim},
-      {kLinearFields[4], s.value_head_dim}};
+  const std::pair<const char*, int32_t> sizes[] = {{kLinearFields[0], s.conv_kernel},
+                                                   {kLinearFields[1], s.num_key_heads},
+                                                   {kLinearFields[2], s.num_value_heads},
+                                                   {kLinearFields[3], s.key_head_dim},
+                                                   {kLinearFields[4], s.value_head_dim}};
   for (const auto& [name, v] : sizes) {
     if (v < 1) fail(origin, std::string("field \"") + name + "\" must be positive");
   }

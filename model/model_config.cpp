@@ -272,8 +272,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   if (!has(j, "rope_scaling") && has(j, "rope_parameters")) {  // transformers v5's one block
     const json block =
         hybrid ? without_mrope_fields(j.at("rope_parameters")) : j.at("rope_parameters");
-    c.rope_scaling =
-        parse_rope_parameters(block, origin, &c.rope_theta, &c.partial_rotary_factor);
+    c.rope_scaling = parse_rope_parameters(block, origin, &c.rope_theta, &c.partial_rotary_factor);
   }
   // Phi-3 states LongRoPE's pretrained context at the top level, beside max_position_embeddings.
   if (c.rope_scaling.type == RopeType::longrope &&

@@ -24,7 +24,8 @@ struct LinearAttentionShape {
   // Floats one sequence's state takes in one layer: the convolution's last K - 1 inputs and the
   // delta rule's [Hv, dk, dv] matrix.
   int64_t state_floats() const {
-    return conv_dim() * (conv_kernel - 1) + int64_t{num_value_heads} * key_head_dim * value_head_dim;
+    return conv_dim() * (conv_kernel - 1) +
+           int64_t{num_value_heads} * key_head_dim * value_head_dim;
   }
 };
 

@@ -115,4 +115,50 @@ void check_step_plan(const StepPlan& p, const ModelConfig& c, int32_t num_blocks
   }
 }
 
+// A hybrid model's plan names one distinct state slot per sequence, and state copies within
+// the snapshots and the sequences' rows; others name none.
+void check_state_copies(const StepPlan& plan, int32_t num_slots, int32_t num_snapshots) {
+  if (num_slots == 0) {
+    if (!plan.state_slots.empty() || !plan.state_restores.empty() ||
+        !plan.state_snapshots.empty()) {
+      throw std::invalid_argument("StepPlan: state slots given to a model without linear layers");
+    }
+    return;
+  }
+  auto check_copy = [&](const StepPlan::StateCopy& c, bool restore) {
+    bool ok = c.seq_index >= 0 && c.seq_index < plan.num_seqs() && c.snapshot >= 0 &&
+              c.snapshot < num_snapshots;
+    if (ok) {
+      const int32_t begin = plan.query_start[size_t(c.seq_index)];
+      const int32_t end = plan.query_start[size_t(c.seq_index) + 1];
+      const int32_t first = begin < end ? plan.positions[size_t(begin)] : -1;
+      // A restore is the state before the first new row; a snapshot one after one of them.
+      ok = restore ? first == c.num_tokens
+                   : first >= 0 && c.num_tokens > first && c.num_tokens <= first + (end - begin);
+    }
+    if (!ok) {
+      throw std::invalid_argument(
+          "StepPlan: a state " + std::string(restore ? "restore" : "snapshot") +
+          " names no row of its sequence or snapshot " + std::to_string(c.snapshot) + " of " +
+          std::to_string(num_snapshots));
+    }
+  };
+  for (const auto& c : plan.state_restores) check_copy(c, true);
+  for (const auto& c : plan.state_snapshots) check_copy(c, false);
+  if (plan.state_slots.size() != size_t(plan.num_seqs())) {
+    throw std::invalid_argument(
+        "StepPlan: a model with linear-attention layers needs one state "
+        "slot per sequence");
+  }
+  std::vector<bool> seen(size_t(num_slots), false);
+  for (int32_t slot : plan.state_slots) {
+    if (slot < 0 || slot >= num_slots || seen[size_t(slot)]) {
+      throw std::invalid_argument("StepPlan: state slot " + std::to_string(slot) +
+                                  " is out of range or named twice (" + std::to_string(num_slots) +
+                                  " slots)");
+    }
+    seen[size_t(slot)] = true;
+  }
+}
+
 }  // namespace ps

@@ -18,4 +18,9 @@ namespace ps {
 void check_step_plan(const StepPlan& plan, const ModelConfig& config, int32_t num_blocks,
                      int32_t block_size, int32_t num_sliding_blocks = 0);
 
+// A model with recurrent layers (num_state_slots > 0): one distinct slot in [0, num_state_slots)
+// per sequence, each state restore at its sequence's first new position and each snapshot
+// after one of its new rows, within [0, num_snapshots). Others: no state slots or copies.
+void check_state_copies(const StepPlan& plan, int32_t num_state_slots, int32_t num_snapshots);
+
 }  // namespace ps

@@ -137,7 +137,8 @@ void append_moe_slots(const ModelConfig& c, const std::string& prefix, BasicMoeL
 // A Gated DeltaNet layer's mixer under `prefix` ("model.layers.N.linear_attn.").
 template <typename T>
 void append_linear_attention_slots(const ModelConfig& c, const std::string& prefix,
-                                   BasicLayerWeights<T>& l, std::vector<BasicWeightSlot<T>>* slots) {
+                                   BasicLayerWeights<T>& l,
+                                   std::vector<BasicWeightSlot<T>>* slots) {
   const LinearAttentionShape& s = c.linear;
   const int64_t hidden = c.hidden_size, hv = s.num_value_heads;
   slots->push_back({prefix + "in_proj_qkv.weight", {s.conv_dim(), hidden}, &l.in_proj_qkv});

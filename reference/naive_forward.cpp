@@ -130,11 +130,11 @@ std::vector<float> naive_logits(const ModelWeights& ps_weights,
     const auto layer = static_cast<int32_t>(i);
     const bool sliding = c.layer_is_sliding(layer);
     const at::Tensor normed = rms_norm(x, l.input_layernorm, eps, c.norms_add_one());
-    at::Tensor a = c.layer_is_linear(layer)
-                       ? naive_linear_attention(l, c, normed)
-                       : attention(l, c, normed, sliding ? cos_local : cos,
-                                   sliding ? sin_local : sin, c.layer_uses_rope(layer),
-                                   c.layer_window(layer));
+    at::Tensor a =
+        c.layer_is_linear(layer)
+            ? naive_linear_attention(l, c, normed)
+            : attention(l, c, normed, sliding ? cos_local : cos, sliding ? sin_local : sin,
+                        c.layer_uses_rope(layer), c.layer_window(layer));
     if (gemma) {  // Gemma3DecoderLayer: each branch normed before its residual add
       const at::Tensor h = x + rms_norm(a, l.post_attention_layernorm, eps, true);
       const at::Tensor n = rms_norm(h, l.pre_feedforward_layernorm, eps, true);

@@ -17,8 +17,8 @@ at::Tensor l2_normalize(const at::Tensor& x) {
 at::Tensor naive_linear_attention(const TorchLayerWeights& w, const ModelConfig& c,
                                   const at::Tensor& x_in) {
   const LinearAttentionShape& s = c.linear;
-  const int64_t T = x_in.size(0), K = s.conv_kernel, Hk = s.num_key_heads,
-                Hv = s.num_value_heads, dk = s.key_head_dim, dv = s.value_head_dim;
+  const int64_t T = x_in.size(0), K = s.conv_kernel, Hk = s.num_key_heads, Hv = s.num_value_heads,
+                dk = s.key_head_dim, dv = s.value_head_dim;
   const at::Tensor x = x_in.to(at::kDouble);
   const at::Tensor qkv = linear64(x, w.in_proj_qkv);  // [T, conv_dim]
   const at::Tensor z = linear64(x, w.in_proj_z).view({T, Hv, dv});
@@ -35,8 +35,8 @@ at::Tensor naive_linear_attention(const TorchLayerWeights& w, const ModelConfig&
   at::Tensor k = conv.narrow(1, s.key_dim(), s.key_dim()).view({T, Hk, dk});
   const at::Tensor v = conv.narrow(1, 2 * s.key_dim(), s.value_dim()).view({T, Hv, dv});
   const at::Tensor beta = at::sigmoid(b);
-  const at::Tensor g = -at::exp(w.A_log.to(at::kDouble)) *
-                       at::softplus(a + w.dt_bias.to(at::kDouble));  // [T, Hv]
+  const at::Tensor g =
+      -at::exp(w.A_log.to(at::kDouble)) * at::softplus(a + w.dt_bias.to(at::kDouble));  // [T, Hv]
   q = l2_normalize(q.repeat_interleave(Hv / Hk, 1)) / std::sqrt(double(dk));
   k = l2_normalize(k.repeat_interleave(Hv / Hk, 1));
 
@@ -44,7 +44,7 @@ at::Tensor naive_linear_attention(const TorchLayerWeights& w, const ModelConfig&
   std::vector<at::Tensor> outs;
   for (int64_t t = 0; t < T; ++t) {
     state = state * at::exp(g[t]).view({Hv, 1, 1});
-    const at::Tensor kt = k[t], qt = q[t];                       // [Hv, dk]
+    const at::Tensor kt = k[t], qt = q[t];                           // [Hv, dk]
     const at::Tensor predicted = (state * kt.unsqueeze(-1)).sum(1);  // S^T k: [Hv, dv]
     const at::Tensor delta = (v[t] - predicted) * beta[t].unsqueeze(-1);
     state = state + kt.unsqueeze(-1) * delta.unsqueeze(1);

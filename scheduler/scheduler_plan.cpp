@@ -86,7 +86,8 @@ StepPlan Scheduler::build_plan(const Step& step) const {
     }
   }
   // State copies of sequences still in the step (one preempted after admission has none).
-  auto copies = [&](const std::vector<Step::StateCopy>& from, std::vector<StepPlan::StateCopy>* to) {
+  auto copies = [&](const std::vector<Step::StateCopy>& from,
+                    std::vector<StepPlan::StateCopy>* to) {
     for (const Step::StateCopy& c : from) {
       const auto at = std::find(step.scheduled.begin(), step.scheduled.end(), c.seq);
       if (at == step.scheduled.end()) continue;

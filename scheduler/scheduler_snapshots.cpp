@@ -38,7 +38,7 @@ void Scheduler::plan_snapshots(Step& step) {
     const size_t first = step.snapshots.size();
     for (int32_t b = end / interval * interval; b > begin; b -= interval) {
       const int32_t id = snapshots_.reserve();  // free|held -> pending
-      if (id < 0) break;  // every snapshot is being written this step
+      if (id < 0) break;                        // every snapshot is being written this step
       step.snapshots.push_back({seq, b, id});
       pending_snapshots_.push_back({seq->id(), b, id});
     }
@@ -56,7 +56,8 @@ void Scheduler::settle_snapshots() {
                       seq->num_computed_tokens() >= p.num_tokens &&
                       kv_.full().num_published(p.seq) >= p.num_tokens / bs;
     if (kept) {
-      snapshots_.commit(p.snapshot, kv_.full().serial_of(seq->block_table()[size_t(p.num_tokens / bs) - 1]));
+      snapshots_.commit(p.snapshot,
+                        kv_.full().serial_of(seq->block_table()[size_t(p.num_tokens / bs) - 1]));
     } else {
       snapshots_.abandon(p.snapshot);
     }

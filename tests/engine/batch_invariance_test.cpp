@@ -38,9 +38,8 @@ ModelConfig device_config(const std::string& model_type) {
 std::unique_ptr<Executor> test_executor(const LoadedModel& model, const SchedulerConfig& sc) {
   if (!on_cuda()) {
     return std::make_unique<ModelRunner>(
-        model.weights,
-        KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks, sc.num_state_slots,
-                    sc.num_state_snapshots});
+        model.weights, KvCacheSpec{sc.num_blocks, sc.block_size, sc.num_sliding_blocks,
+                                   sc.num_state_slots, sc.num_state_snapshots});
   }
   ExecutorRequest r;
   r.device.device = Device::cuda;

@@ -112,7 +112,8 @@ TEST(HybridEngine, CancelledSequencesGiveTheirSlotsBack) {
   Engine engine(model, small_tokenizer(), engine_config());
   std::mt19937 rng(6);
   std::vector<std::unique_ptr<RequestStream>> streams;
-  for (int i = 0; i < 6; ++i) streams.push_back(submit(engine, random_prompt(rng, 20, c.vocab_size), 400));
+  for (int i = 0; i < 6; ++i)
+    streams.push_back(submit(engine, random_prompt(rng, 20, c.vocab_size), 400));
   // Each has started streaming: its slot is in use. Then half are cancelled, half dropped.
   for (auto& s : streams) {
     RequestOutput ev;

@@ -83,8 +83,7 @@ TEST(Qwen3_5Config, MultimodalWrapperReadsItsTextConfig) {
   EXPECT_NE(error_of(top.dump()).find("text_config.model_type \"qwen3_next\" is not supported"),
             std::string::npos);
   top.erase("text_config");
-  EXPECT_NE(error_of(top.dump()).find("qwen3_5 needs a \"text_config\" object"),
-            std::string::npos);
+  EXPECT_NE(error_of(top.dump()).find("qwen3_5 needs a \"text_config\" object"), std::string::npos);
 }
 
 TEST(Qwen3_5Config, WritesWhatItReadsBack) {
