@@ -28,6 +28,12 @@ std::variant<Prepared, ApiError> prepare(const ServingContext& ctx, Endpoint end
                          "a harmony model (gpt-oss) chooses its own tool calls: only \"auto\" "
                          "(or \"none\") is supported with this chat template");
   }
+  if (r.tools.active() && ctx.tool_parser == chat::ToolCallFormat::kQwen3Xml &&
+      r.tools.choice != ToolChoice::kAuto) {
+    return invalid_param("tool_choice",
+                         "qwen3_coder tool calls (<function=...> XML) are not constrained by a "
+                         "grammar here: only \"auto\" (or \"none\") is supported");
+  }
 
   // The grammar is compiled here, on the handler thread, so a slow or refused compile never
   // holds up the engine's steps for other requests.

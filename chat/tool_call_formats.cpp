@@ -16,6 +16,7 @@ std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name) {
   if (name == "llama3_json") return ToolCallFormat::kLlama3Json;
   if (name == "mistral") return ToolCallFormat::kMistral;
   if (name == "harmony" || name == "openai") return ToolCallFormat::kHarmony;
+  if (name == "qwen3_coder" || name == "qwen3_xml") return ToolCallFormat::kQwen3Xml;
   return std::nullopt;
 }
 
@@ -29,11 +30,18 @@ const char* tool_call_format_name(ToolCallFormat format) {
       return "mistral";
     case ToolCallFormat::kHarmony:
       return "harmony";
+    case ToolCallFormat::kQwen3Xml:
+      return "qwen3_coder";
   }
   return "?";
 }
 
 std::optional<ToolCallFormat> detect_tool_call_format(const std::string& source) {
+  // Qwen3.5 and Qwen3-Coder write <function=...> inside <tool_call>: before hermes.
+  if (source.find(kXmlFunctionOpen) != std::string::npos &&
+      source.find(kHermesOpen) != std::string::npos) {
+    return ToolCallFormat::kQwen3Xml;
+  }
   if (source.find(kHermesOpen) != std::string::npos) return ToolCallFormat::kHermes;
   if (source.find(kMistralOpen) != std::string::npos) return ToolCallFormat::kMistral;
   if (source.find(kPythonTag) != std::string::npos) return ToolCallFormat::kLlama3Json;
@@ -51,6 +59,8 @@ std::string_view tool_call_start_tag(ToolCallFormat format) {
       return kMistralOpen;
     case ToolCallFormat::kHarmony:
       return kHarmonyChannel;
+    case ToolCallFormat::kQwen3Xml:
+      return kHermesOpen;
   }
   return {};
 }

@@ -1,6 +1,6 @@
-// The harmony tool-call format (tool_call_parser.h): a HarmonyReader's pieces as content and
-// OpenAI tool calls. Split from tool_call_parser.cpp, whose JSON-object parser the other
-// formats share.
+// The harmony and qwen3_coder tool-call formats (tool_call_parser.h): a HarmonyReader's or an
+// XmlToolReader's pieces as content and OpenAI tool calls. Split from tool_call_parser.cpp, whose
+// JSON-object parser the other formats share.
 #include "chat/tool_call_parser.h"
 
 namespace ps::chat {
@@ -40,6 +40,28 @@ ToolStreamDelta ToolCallParser::from_harmony(const std::vector<HarmonyPiece>& pi
       case HarmonyPiece::Kind::kCallEnd:
         break;
     }
+  }
+  return out;
+}
+
+ToolStreamDelta ToolCallParser::from_xml(const std::vector<XmlToolPiece>& pieces) {
+  ToolStreamDelta out;
+  for (const XmlToolPiece& p : pieces) {
+    if (p.kind == XmlToolPiece::Kind::kContent) {
+      out.content += p.text;
+      continue;
+    }
+    ToolCallDelta d;
+    if (p.kind == XmlToolPiece::Kind::kCallStart) {
+      calls_.push_back({new_id_(), p.text, ""});
+      d.id = calls_.back().id;
+      d.name = p.text;
+    } else if (!calls_.empty()) {  // the reader starts every call first
+      calls_.back().arguments = p.text;
+      d.arguments = p.text;
+    }
+    d.index = static_cast<int32_t>(calls_.size()) - 1;
+    if (d.index >= 0) out.calls.push_back(std::move(d));
   }
   return out;
 }

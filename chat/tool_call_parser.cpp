@@ -39,10 +39,12 @@ bool ends_with_tag(std::string_view s, std::string_view tag) {
 ToolCallParser::ToolCallParser(ToolCallFormat format, ToolCallIdSource new_id)
     : format_(format), new_id_(std::move(new_id)) {
   if (format == ToolCallFormat::kHarmony) harmony_.emplace();
+  if (format == ToolCallFormat::kQwen3Xml) xml_.emplace();
 }
 
 ToolStreamDelta ToolCallParser::feed(std::string_view text) {
   if (harmony_) return from_harmony(harmony_->feed(text));
+  if (xml_) return from_xml(xml_->feed(text));
   ToolStreamDelta out;
   for (char c : text) step(c, out);
   return out;
@@ -50,6 +52,7 @@ ToolStreamDelta ToolCallParser::feed(std::string_view text) {
 
 ToolStreamDelta ToolCallParser::finish() {
   if (harmony_) return from_harmony(harmony_->finish());
+  if (xml_) return from_xml(xml_->finish());
   ToolStreamDelta out;
   switch (state_) {
     case State::kContent:
@@ -303,7 +306,8 @@ void ToolCallParser::after_object_char(char c, ToolStreamDelta& out) {
       if (c != ']') content_char(c, out);
       return;
     case ToolCallFormat::kHarmony:
-      return;  // read by harmony_ (feed), never here
+    case ToolCallFormat::kQwen3Xml:
+      return;  // read by harmony_ / xml_ (feed), never here
   }
 }
 

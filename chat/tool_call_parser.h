@@ -10,6 +10,8 @@
 //   harmony:     gpt-oss's messages to a recipient (harmony_reader.h): "functions.f" calls f,
 //                the body is its arguments; the analysis channel (when no reasoning parser has
 //                taken it) and the final one are content.
+//   qwen3_coder: Qwen3.5's and Qwen3-Coder's XML calls (xml_tool_reader.h):
+//                <tool_call><function=f><parameter=k>v</parameter>...</function></tool_call>.
 // In every format the arguments key may be "arguments" or "parameters", and a string-valued
 // arguments (JSON already encoded) is decoded, so function.arguments is always JSON text.
 //
@@ -27,18 +29,19 @@
 #include <vector>
 
 #include "chat/harmony_reader.h"
+#include "chat/xml_tool_reader.h"
 
 namespace ps::chat {
 
-enum class ToolCallFormat { kHermes, kLlama3Json, kMistral, kHarmony };
+enum class ToolCallFormat { kHermes, kLlama3Json, kMistral, kHarmony, kQwen3Xml };
 
-// "hermes" | "llama3_json" | "mistral" | "harmony" (also vLLM's name for it, "openai");
-// nullopt otherwise.
+// "hermes" | "llama3_json" | "mistral" | "harmony" (also vLLM's name for it, "openai") |
+// "qwen3_coder" (vLLM's name; also "qwen3_xml"); nullopt otherwise.
 std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name);
 const char* tool_call_format_name(ToolCallFormat format);
-// The format a chat template's tool calls take, when its source makes it clear: hermes for
-// <tool_call>, mistral for [TOOL_CALLS], llama3_json for <|python_tag|>, harmony for
-// <|channel|>; nullopt otherwise.
+// The format a chat template's tool calls take, when its source makes it clear: qwen3_coder for
+// <function=, hermes for <tool_call>, mistral for [TOOL_CALLS], llama3_json for <|python_tag|>,
+// harmony for <|channel|>; nullopt otherwise.
 std::optional<ToolCallFormat> detect_tool_call_format(const std::string& template_source);
 // The text that opens a call in `format` (what a lazy grammar waits for; harmony calls are not
 // constrained by a grammar, constraint_builder.cpp).
@@ -101,6 +104,7 @@ class ToolCallParser {
   void emit_arguments(ToolStreamDelta& out, std::string_view fragment);
   bool arguments_key() const;
   ToolStreamDelta from_harmony(const std::vector<HarmonyPiece>& pieces);  // tool_call_harmony.cpp
+  ToolStreamDelta from_xml(const std::vector<XmlToolPiece>& pieces);      // likewise
 
   ToolCallFormat format_;
   ToolCallIdSource new_id_;
@@ -121,6 +125,7 @@ class ToolCallParser {
   bool list_open_ = false;      // mistral: inside [TOOL_CALLS][ ... ]
   std::vector<ToolCall> calls_;
   std::optional<HarmonyReader> harmony_;  // the harmony format reads with it
+  std::optional<XmlToolReader> xml_;      // and qwen3_coder with this
 };
 
 struct ToolCallSplit {

@@ -10,5 +10,6 @@ inline constexpr std::string_view kHermesClose = "</tool_call>";
 inline constexpr std::string_view kPythonTag = "<|python_tag|>";
 inline constexpr std::string_view kMistralOpen = "[TOOL_CALLS]";
 inline constexpr std::string_view kHarmonyChannel = "<|channel|>";
+inline constexpr std::string_view kXmlFunctionOpen = "<function=";
 
 }  // namespace ps::chat

@@ -192,6 +192,9 @@ DType scalar_type_of(ModelDtype d) {
 ModelDtype stored_dtype(const CheckpointFiles& files) {
   const CheckpointFiles::Found* q = files.find("model.layers.0.self_attn.q_proj.weight");
   if (q == nullptr) q = files.find("model.layers.0.self_attn.qkv_proj.weight");  // Phi-3
+  // Qwen3.5's first layer is a linear-attention one; the embedding has every model's dtype.
+  if (q == nullptr) q = files.find("model.layers.0.linear_attn.in_proj_qkv.weight");
+  if (q == nullptr) q = files.find("model.embed_tokens.weight");
   if (q == nullptr) return ModelDtype::f32;
   if (q->tensor->dtype == SafetensorsDtype::kBF16) return ModelDtype::bf16;
   if (q->tensor->dtype == SafetensorsDtype::kF16) return ModelDtype::f16;

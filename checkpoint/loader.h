@@ -25,7 +25,8 @@ struct LoadOptions {
 };
 
 // What ModelDtype::auto_dtype means for the checkpoint in `model_dir`: its first layer's q_proj
-// dtype (bf16 or f16), else f32. Throws like load_model on an unreadable checkpoint.
+// dtype (bf16 or f16; a linear-attention first layer: its in_proj_qkv, else the embedding), else
+// f32. Throws like load_model on an unreadable checkpoint.
 ModelDtype resolve_model_dtype(const std::string& model_dir, ModelDtype asked);
 
 // Reads config.json (+ generation_config.json) and model.safetensors or the sharded

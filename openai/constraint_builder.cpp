@@ -74,6 +74,7 @@ std::string tool_calls_gbnf(const ToolRequest& tools, chat::ToolCallFormat forma
       g += std::string("root ::= ") + (lazy ? "call-list" : "\"[TOOL_CALLS]\" call-list") + "\n";
       break;
     case ToolCallFormat::kHarmony:
+    case ToolCallFormat::kQwen3Xml:
       break;  // not constrained (constraint_for)
   }
   return g + rules;
@@ -84,7 +85,8 @@ std::optional<ConstraintSpec> constraint_for(const OpenAiRequest& r,
   // A harmony model (gpt-oss) writes its own calls between channel markers, which are special
   // tokens the grammar does not see; only tool_choice "auto" reaches here (api/generation.cpp),
   // and it is left unconstrained, as vLLM leaves it.
-  if (r.tools.active() && format && *format != chat::ToolCallFormat::kHarmony) {
+  if (r.tools.active() && format && *format != chat::ToolCallFormat::kHarmony &&
+      *format != chat::ToolCallFormat::kQwen3Xml) {
     const bool lazy = r.tools.choice == ToolChoice::kAuto;
     ConstraintSpec spec;
     spec.kind = ConstraintSpec::Kind::kGbnf;

@@ -228,5 +228,80 @@ TEST(ToolCallParser, NamesAndDetection) {
   EXPECT_NE(random_tool_call_id(), random_tool_call_id());
 }
 
+// qwen3_coder (Qwen3.5, Qwen3-Coder): <tool_call><function=f><parameter=k>v</parameter>...
+
+constexpr auto kXml = ToolCallFormat::kQwen3Xml;
+
+TEST(ToolCallParser, Qwen3XmlContentThenTwoCallsWithTypedValues) {
+  auto r = parse_all_ways(kXml,
+                          "I will look.\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\n"
+                          "Paris, France\n</parameter>\n<parameter=days>\n3\n</parameter>\n"
+                          "</function>\n</tool_call>\n<tool_call>\n<function=search>\n"
+                          "<parameter=filters>\n{\"lang\": [\"en\", \"fr\"]}\n</parameter>\n"
+                          "<parameter=exact>\ntrue\n</parameter>\n<parameter=note>\nline one\n"
+                          "line two <b>\n</parameter>\n</function>\n</tool_call>");
+  EXPECT_EQ(r.content, "I will look.");
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].name, "get_weather");
+  EXPECT_EQ(r.calls[0].arguments, "{\"city\":\"Paris, France\",\"days\":3}");
+  EXPECT_EQ(r.calls[1].name, "search");
+  // An object value, a literal, and text with a newline and markup inside stay what they are.
+  EXPECT_EQ(r.calls[1].arguments,
+            "{\"filters\":{\"lang\":[\"en\",\"fr\"]},\"exact\":true,\"note\":\"line one\\nline "
+            "two <b>\"}");
+}
+
+TEST(ToolCallParser, Qwen3XmlNoParametersAndTextAfter) {
+  auto r = parse_all_ways(kXml, "<tool_call>\n<function=now>\n</function>\n</tool_call>\nDone.");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "now");
+  EXPECT_EQ(r.calls[0].arguments, "{}");
+  EXPECT_EQ(r.content, "\nDone.");
+}
+
+TEST(ToolCallParser, Qwen3XmlBrokenCallsGoBackToContent) {
+  // A hermes-style JSON body is not this format: the text is content.
+  auto json = parse_all_ways(kXml, "<tool_call>\n{\"name\": \"f\"}\n</tool_call>");
+  EXPECT_TRUE(json.calls.empty());
+  EXPECT_EQ(json.content, "<tool_call>\n{\"name\": \"f\"}\n</tool_call>");
+  // Cut before the name is complete: the text it was.
+  auto cut = parse_all_ways(kXml, "Hi <tool_call>\n<function=get_wea");
+  EXPECT_TRUE(cut.calls.empty());
+  EXPECT_EQ(cut.content, "Hi <tool_call>\n<function=get_wea");
+  // Cut inside a parameter after the name: the call stands with the complete parameters.
+  auto partial = parse_all_ways(
+      kXml, "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nhal");
+  ASSERT_EQ(partial.calls.size(), 1u);
+  EXPECT_EQ(partial.calls[0].arguments, "{\"a\":1}");
+  EXPECT_FALSE(partial.content.has_value());
+  // No name at all: "<function=>" is not a call.
+  auto unnamed = parse_all_ways(kXml, "<tool_call><function=></function></tool_call>");
+  EXPECT_TRUE(unnamed.calls.empty());
+}
+
+TEST(ToolCallParser, Qwen3XmlStreamsTheNameThenTheArguments) {
+  ToolCallParser p(kXml, counting_ids());
+  EXPECT_TRUE(p.feed("<tool_call>\n<function=ge").calls.empty()) << "name not complete yet";
+  ToolStreamDelta d = p.feed("t>\n<parameter=x>\n");
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_EQ(d.calls[0].id, "call_0");
+  EXPECT_EQ(d.calls[0].name, "get");
+  EXPECT_TRUE(p.feed("7\n</parameter>\n").calls.empty()) << "arguments wait for </function>";
+  d = p.feed("</function>\n</tool_call>");
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_TRUE(d.calls[0].id.empty());
+  EXPECT_EQ(d.calls[0].arguments, "{\"x\":7}");
+}
+
+TEST(ToolCallParser, Qwen3XmlNamesAndDetection) {
+  EXPECT_EQ(parse_tool_call_format("qwen3_coder"), kXml);
+  EXPECT_EQ(parse_tool_call_format("qwen3_xml"), kXml);
+  EXPECT_STREQ(tool_call_format_name(kXml), "qwen3_coder");
+  EXPECT_EQ(tool_call_start_tag(kXml), "<tool_call>");
+  // Qwen3.5's template writes <function=...> inside <tool_call>: not hermes.
+  EXPECT_EQ(detect_tool_call_format("{{ '<tool_call>\\n<function=' + name + '>' }}"), kXml);
+  EXPECT_EQ(detect_tool_call_format("{{ '<tool_call>\\n' }}"), kHermes);
+}
+
 }  // namespace
 }  // namespace ps::chat

@@ -234,6 +234,48 @@ TEST(Loader, Gemma3MultimodalCheckpointLoadsItsLanguageModel) {
   }
 }
 
+// A Qwen3.5 checkpoint (issue #35): a linear-attention layer's linear_attn.* tensors and a gated
+// full-attention layer's double-height q_proj, at the top level (qwen3_5_text) or under
+// "model.language_model." beside a vision tower (qwen3_5); a bf16 one resolves --dtype auto to
+// bf16 though its first layer has no q_proj.
+TEST(Loader, Qwen3_5CheckpointLoadsItsHybridLayers) {
+  ModelConfig c = small_config("qwen3_5_text");
+  c.layer_types = {LayerType::linear_attention, LayerType::full_attention};
+  c.linear = LinearAttentionShape{4, 2, 4, 16, 12};
+  c.attn_output_gate = true;
+  c.partial_rotary_factor = 0.5f;
+  ModelWeights w = make_random_weights(c, 6);
+  ASSERT_EQ(w.layers[1].q_proj.size(0), 2 * c.q_size());
+  ASSERT_TRUE(w.layers[0].in_proj_qkv.defined());
+  {
+    TempDir dir;
+    write_checkpoint(dir.path(), w);
+    const LoadedModel m = load_model(dir.path());
+    EXPECT_EQ(m.config.num_linear_layers(), 1);
+    expect_same_weights(*m.weights, w);
+  }
+  {
+    TempDir dir;
+    const nlohmann::json wrapper = {{"model_type", "qwen3_5"},
+                                    {"text_config", nlohmann::json::parse(c.to_json())},
+                                    {"vision_config", {{"depth", 2}}}};
+    write_file(dir.file("config.json"), wrapper.dump());
+    std::vector<OwnedTensor> tensors = checkpoint_tensors(w);
+    for (OwnedTensor& t : tensors) {
+      if (t.name.starts_with("model.")) t.name = "model.language_model." + t.name.substr(6);
+    }
+    write_tensors(dir.file("model.safetensors"), tensors);
+    const LoadedModel m = load_model(dir.path());
+    EXPECT_EQ(m.config.model_type, "qwen3_5_text");
+    expect_same_weights(*m.weights, w);
+  }
+  {
+    TempDir dir;
+    write_checkpoint(dir.path(), w, DType::bf16);
+    EXPECT_EQ(resolve_model_dtype(dir.path(), ModelDtype::auto_dtype), ModelDtype::bf16);
+  }
+}
+
 // A valid small checkpoint that each test then breaks in one way.
 class BrokenCheckpoint : public ::testing::Test {
  protected:
