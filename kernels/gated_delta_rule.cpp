@@ -91,7 +91,7 @@ void chunked_head(const GatedDeltaArgs& a, int32_t h, int32_t chunk) {
   std::vector<float> q, k;
   normalized_rows(a, h / (Hv / a.num_k_heads), &q, &k);
   float* S = a.state + int64_t{h} * K * V;
-  std::vector<float> G, beta, A, U, W, vnew, local;
+  std::vector<float> G, beta, A, U, W, vnew, row;  // reused from chunk to chunk
   for (int32_t t0 = 0; t0 < a.num_tokens; t0 += chunk) {
     const int32_t C = std::min(chunk, a.num_tokens - t0);
     G.assign(C, 0);
@@ -117,7 +117,7 @@ void chunked_head(const GatedDeltaArgs& a, int32_t h, int32_t chunk) {
       }
     }
     for (int32_t i = 1; i < C; ++i) {
-      std::vector<float> row(A.begin() + size_t(i) * C, A.begin() + size_t(i) * C + i);
+      row.assign(A.begin() + size_t(i) * C, A.begin() + size_t(i) * C + i);
       for (int32_t j = 0; j < i; ++j) {
         float s = row[j];
         for (int32_t m = j + 1; m < i; ++m) s += row[m] * A[size_t(m) * C + j];

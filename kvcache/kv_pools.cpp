@@ -125,9 +125,10 @@ void KvPools::publish(int64_t seq, std::span<const int32_t> tokens, int32_t num_
 
 int32_t KvPools::release_outside_window(int64_t seq, int32_t num_computed) {
   if (!sliding_) return 0;
-  const int32_t first_needed = num_computed - config_.sliding_window + 1;
-  if (first_needed <= 0) return 0;
-  return sliding_->release_leading(seq, first_needed / config_.block_size);
+  // The next query is at position num_computed: its window's first block is the first kept.
+  const int32_t first_kept = first_block_in_window(num_computed);
+  if (first_kept == 0) return 0;
+  return sliding_->release_leading(seq, first_kept);
 }
 
 void KvPools::free(int64_t seq) {

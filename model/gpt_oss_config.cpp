@@ -10,18 +10,7 @@ namespace ps {
 
 using config_json::fail;
 using config_json::has;
-
-namespace {
-
-int32_t positive_int(const nlohmann::json& j, const char* key, const std::string& origin) {
-  const nlohmann::json& v = j.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (1 << 30)) {
-    fail(origin, std::string("field \"") + key + "\" must be a positive integer, got " + v.dump());
-  }
-  return static_cast<int32_t>(v.get<int64_t>());
-}
-
-}  // namespace
+using config_json::positive_int;
 
 void read_gpt_oss_fields(const nlohmann::json& j, const std::string& origin, ModelConfig* c) {
   if (!has(j, "quantization_config")) {

@@ -8,21 +8,13 @@ namespace ps {
 
 using config_json::fail;
 using config_json::has;
+using config_json::positive_int;
 
 namespace {
 
 constexpr const char* kLinearFields[] = {"linear_conv_kernel_dim", "linear_num_key_heads",
                                          "linear_num_value_heads", "linear_key_head_dim",
                                          "linear_value_head_dim"};
-
-int32_t required_positive(const nlohmann::json& j, const char* key, const std::string& origin) {
-  if (!has(j, key)) fail(origin, std::string("missing required field \"") + key + "\"");
-  const nlohmann::json& v = j.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (1 << 20)) {
-    fail(origin, std::string("field \"") + key + "\" must be a positive integer, got " + v.dump());
-  }
-  return static_cast<int32_t>(v.get<int64_t>());
-}
 
 }  // namespace
 
@@ -54,11 +46,11 @@ nlohmann::json without_mrope_fields(const nlohmann::json& rope_parameters) {
 void read_linear_attention_fields(const nlohmann::json& j, const std::string& origin,
                                   ModelConfig* c) {
   LinearAttentionShape& s = c->linear;
-  s.conv_kernel = required_positive(j, kLinearFields[0], origin);
-  s.num_key_heads = required_positive(j, kLinearFields[1], origin);
-  s.num_value_heads = required_positive(j, kLinearFields[2], origin);
-  s.key_head_dim = required_positive(j, kLinearFields[3], origin);
-  s.value_head_dim = required_positive(j, kLinearFields[4], origin);
+  s.conv_kernel = positive_int(j, kLinearFields[0], origin, 1 << 20);
+  s.num_key_heads = positive_int(j, kLinearFields[1], origin, 1 << 20);
+  s.num_value_heads = positive_int(j, kLinearFields[2], origin, 1 << 20);
+  s.key_head_dim = positive_int(j, kLinearFields[3], origin, 1 << 20);
+  s.value_head_dim = positive_int(j, kLinearFields[4], origin, 1 << 20);
   if (has(j, "attn_output_gate") && j.at("attn_output_gate") != true) {
     fail(origin, "attn_output_gate " + j.at("attn_output_gate").dump() +
                      " is not supported (Qwen3.5's attention always gates its output)");
