@@ -30,4 +30,25 @@ inline int32_t positive_int(const nlohmann::json& j, const char* key, const std:
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
+// A multimodal config.json's language model (Gemma 3's `gemma3`, Qwen3.5's `qwen3_5`): its
+// text_config as a `text_type` config.json text (the vision tower is not served), the top level's
+// token ids and tying filling what it leaves out. Fails naming the file when there is no
+// text_config object or it is of another type.
+inline std::string nested_text_config(const nlohmann::json& j, const std::string& origin,
+                                      const std::string& wrapper, const std::string& text_type) {
+  if (!has(j, "text_config") || !j.at("text_config").is_object()) {
+    fail(origin, "model_type " + wrapper + " needs a \"text_config\" object (its language model)");
+  }
+  nlohmann::json t = j.at("text_config");
+  if (has(t, "model_type") && t.at("model_type") != text_type) {
+    fail(origin, "text_config.model_type " + t.at("model_type").dump() + " is not supported (" +
+                     wrapper + "'s is " + text_type + ")");
+  }
+  t["model_type"] = text_type;
+  for (const char* key : {"eos_token_id", "bos_token_id", "tie_word_embeddings"}) {
+    if (!has(t, key) && has(j, key)) t[key] = j.at(key);
+  }
+  return t.dump();
+}
+
 }  // namespace ps::config_json

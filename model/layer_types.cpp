@@ -33,19 +33,7 @@ void refuse_set(const nlohmann::json& j, const char* key, const std::string& ori
 // A multimodal `gemma3` config.json: its text_config, as a gemma3_text config of its own (the
 // vision tower is not served). The top level's token ids and tying fill what it leaves out.
 std::string gemma3_text_config(const nlohmann::json& j, const std::string& origin) {
-  if (!has(j, "text_config") || !j.at("text_config").is_object()) {
-    fail(origin, "model_type gemma3 needs a \"text_config\" object (its language model)");
-  }
-  nlohmann::json t = j.at("text_config");
-  if (has(t, "model_type") && t.at("model_type") != "gemma3_text") {
-    fail(origin, "text_config.model_type " + t.at("model_type").dump() +
-                     " is not supported (gemma3's is gemma3_text)");
-  }
-  t["model_type"] = "gemma3_text";
-  for (const char* key : {"eos_token_id", "bos_token_id", "tie_word_embeddings"}) {
-    if (!has(t, key) && has(j, key)) t[key] = j.at(key);
-  }
-  return t.dump();
+  return config_json::nested_text_config(j, origin, "gemma3", "gemma3_text");
 }
 
 void read_gemma_fields(const nlohmann::json& j, const std::string& origin, ModelConfig* c) {

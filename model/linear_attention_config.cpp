@@ -19,19 +19,7 @@ constexpr const char* kLinearFields[] = {"linear_conv_kernel_dim", "linear_num_k
 }  // namespace
 
 std::string qwen3_5_text_config(const nlohmann::json& j, const std::string& origin) {
-  if (!has(j, "text_config") || !j.at("text_config").is_object()) {
-    fail(origin, "model_type qwen3_5 needs a \"text_config\" object (its language model)");
-  }
-  nlohmann::json t = j.at("text_config");
-  if (has(t, "model_type") && t.at("model_type") != "qwen3_5_text") {
-    fail(origin, "text_config.model_type " + t.at("model_type").dump() +
-                     " is not supported (qwen3_5's is qwen3_5_text)");
-  }
-  t["model_type"] = "qwen3_5_text";
-  for (const char* key : {"eos_token_id", "bos_token_id", "tie_word_embeddings"}) {
-    if (!has(t, key) && has(j, key)) t[key] = j.at(key);
-  }
-  return t.dump();
+  return config_json::nested_text_config(j, origin, "qwen3_5", "qwen3_5_text");
 }
 
 nlohmann::json without_mrope_fields(const nlohmann::json& rope_parameters) {

@@ -6,15 +6,8 @@
 source "$(dirname "$0")/lib/server.bash" "$@"
 source "$(dirname "$0")/lib/commands.bash"
 
-PY=/usr/bin/python3
-TOOL="$BUILD/tests/convert_logits"
+source "$(dirname "$0")/lib/pytorch.bash"
 HERE="$ROOT/tests/convert"
-FX="$WORK/fx"
-if ! "$PY" -c "import torch" 2>/dev/null; then
-  echo "FAIL - $PY cannot import torch (apt-get install python3-torch)"
-  exit 1
-fi
-[[ -x "$TOOL" ]] || { echo "FAIL - $TOOL not built (cmake --build ... --target convert_logits)"; exit 1; }
 
 expect_refused() {  # expect_refused NAME PATTERN OUT_DIR cmd...: non-zero exit, PATTERN in stderr, no OUT_DIR
   local name=$1 pattern=$2 out=$3

@@ -8,19 +8,8 @@
 source "$(dirname "$0")/lib/server.bash" "$@"
 source "$(dirname "$0")/lib/commands.bash"
 
-PY=/usr/bin/python3
-TOOL="$BUILD/tests/convert_logits"
-FX="$WORK/fx"
-if ! "$PY" -c "import torch" 2>/dev/null; then
-  echo "FAIL - $PY cannot import torch (apt-get install python3-torch)"
-  exit 1
-fi
-[[ -x "$TOOL" ]] || { echo "FAIL - $TOOL not built (cmake --build ... --target convert_logits)"; exit 1; }
+source "$(dirname "$0")/lib/pytorch.bash"
 TINY=$(tiny_model)
-
-edit_config() {  # edit_config DIR PYTHON-STATEMENT-ON-c
-  "$PY" -c 'import json,sys; p=sys.argv[1]+"/config.json"; c=json.load(open(p)); exec(sys.argv[2]); json.dump(c, open(p,"w"))' "$1" "$2"
-}
 
 copy_fixture() {  # copy_fixture NAME: a copy of the fixture checkpoint in $WORK/NAME
   rm -rf "$WORK/$1"

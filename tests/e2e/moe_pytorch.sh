@@ -8,14 +8,7 @@
 source "$(dirname "$0")/lib/server.bash" "$@"
 source "$(dirname "$0")/lib/commands.bash"
 
-PY=/usr/bin/python3
-TOOL="$BUILD/tests/convert_logits"
-FX="$WORK/fx"
-if ! "$PY" -c "import torch" 2>/dev/null; then
-  echo "FAIL - $PY cannot import torch (apt-get install python3-torch)"
-  exit 1
-fi
-[[ -x "$TOOL" ]] || { echo "FAIL - $TOOL not built (cmake --build ... --target convert_logits)"; exit 1; }
+source "$(dirname "$0")/lib/pytorch.bash"
 
 VOCAB=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$MODEL/config.json")
 run "fixtures from PyTorch" "$PY" "$ROOT/tests/convert/make_moe_fixtures.py" "$FX" "$VOCAB"
