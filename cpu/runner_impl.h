@@ -25,7 +25,7 @@ inline const float* ptr(const Tensor& t) {
 
 // y[m, n] (= or +=) x[m, k] · wᵀ (+ bias).
 inline void project(const float* x, int64_t m, const Projection& w, const Tensor& bias, float* y,
-             bool accumulate = false) {
+                    bool accumulate = false) {
   w.run(x, m, ptr(bias), y, accumulate);
 }
 
