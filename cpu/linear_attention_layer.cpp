@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cpu/kv_cache_pages.h"
+#include "cpu/runner_ops.h"
 #include "kernels/causal_conv1d.h"
 #include "kernels/gated_delta_rule.h"
 #include "kernels/parallel_for.h"
@@ -21,10 +22,6 @@ constexpr int32_t kChunk = 64;
 
 float softplus(float x) {
   return x > 20.0f ? x : std::log1p(std::exp(x));  // torch's threshold: x itself past 20
-}
-
-float sigmoid(float x) {
-  return 1.0f / (1.0f + std::exp(-x));
 }
 
 // Convolution and delta rule over one sequence's rows [begin, begin + n), from and into its
@@ -85,21 +82,15 @@ void mix_sequence(const LinearMixerArgs& a, int32_t begin, int32_t n, int32_t sl
   }
   if (n > done) advance_state(a, begin + done, n - done, slot, states, g, beta);
 
-  // Gated RMSNorm per value head: o * rsqrt(mean(o^2) + eps) * w * silu(z).
-  float* rows = a.in + int64_t{begin} * a.ld;
+  // Gated RMSNorm per value head: rmsnorm(o) * w (each head a row of vd floats), then * silu(z).
+  const float* rows = a.in + int64_t{begin} * a.ld;
   float* out = a.out + int64_t{begin} * s.value_dim();
-  const float* w = a.weights->gated_norm.data_ptr<float>();
+  rms_norm_rows(out, vd, nullptr, int64_t{n} * s.num_value_heads, vd,
+                a.weights->gated_norm.data_ptr<float>(), a.eps, out, vd);
   for (int32_t t = 0; t < n; ++t) {
     float* o = out + int64_t{t} * s.value_dim();
     const float* z = rows + int64_t{t} * a.ld + conv_dim;
-    for (int32_t h = 0; h < s.num_value_heads; ++h) {
-      float* oh = o + h * vd;
-      const float* zh = z + h * vd;
-      float ss = 0;
-      for (int64_t j = 0; j < vd; ++j) ss += oh[j] * oh[j];
-      const float inv = 1.0f / std::sqrt(ss / float(vd) + a.eps);
-      for (int64_t j = 0; j < vd; ++j) oh[j] = oh[j] * inv * w[j] * (zh[j] * sigmoid(zh[j]));
-    }
+    for (int64_t j = 0; j < s.value_dim(); ++j) o[j] *= z[j] * sigmoid(z[j]);
   }
 }
 

@@ -67,7 +67,7 @@ void pack_linear_mixer(const LayerWeights& l, const ModelConfig& c, LinearTuner&
   float* a = p->neg_exp_a.data_ptr<float>();
   for (int64_t i = 0; i < p->neg_exp_a.numel(); ++i) a[i] = -std::exp(a[i]);
   p->gated_norm = dense_f32(l.linear_norm, "linear_attn.norm");
-  const bool ok = p->linear_in.shape_is(s.conv_dim() + s.value_dim() + 2 * hv, h) &&
+  const bool ok = p->linear_in.shape_is(s.in_proj_rows(), h) &&
                   p->o_proj.shape_is(h, s.value_dim()) && p->dt_bias.numel() == hv &&
                   p->neg_exp_a.numel() == hv && p->gated_norm.numel() == s.value_head_dim;
   if (!ok)

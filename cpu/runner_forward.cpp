@@ -62,7 +62,7 @@ void ModelRunner::Impl::forward(const StepPlan& plan, std::vector<float>* logits
     int64_t width = Q;
     if (w.linear) {
       const LinearAttentionShape& s = c.linear;
-      const int64_t ld = s.conv_dim() + s.value_dim() + 2 * int64_t{s.num_value_heads};
+      const int64_t ld = s.in_proj_rows();
       float* in = qkv.get(T * ld);
       project(hs, T, w.linear_in, {}, in);
       LinearMixerArgs la;

@@ -191,7 +191,7 @@ void sigmoid_gate_rows(const float* gate, int64_t ld_gate, int64_t rows, int64_t
                  for (int64_t r = b; r < e; ++r) {
                    const float* g = gate + r * ld_gate;
                    float* out = y + r * ld_y;
-                   for (int64_t j = 0; j < width; ++j) out[j] *= 1.0f / (1.0f + std::exp(-g[j]));
+                   for (int64_t j = 0; j < width; ++j) out[j] *= sigmoid(g[j]);
                  }
                });
 }

@@ -2,6 +2,7 @@
 // The element-wise steps of the packed forward, fused into single passes over raw rows so that a
 // step costs one memory sweep each instead of one torch op (and temporary) per arithmetic step.
 // Each is parallel over rows; none allocates.
+#include <cmath>
 #include <cstdint>
 
 #include "model/rope_scaling.h"
@@ -53,6 +54,10 @@ void clamped_swiglu_rows(const float* gu, int64_t rows, int64_t inter, float lim
 
 // y[i] += x[i] for n floats (a residual add after a norm that cannot fuse into the projection).
 void add_into(const float* x, int64_t n, float* y);
+// 1 / (1 + exp(-x)): torch's sigmoid in fp32 (the attention output gate, Gated DeltaNet's beta).
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 // y[r][j] *= sigmoid(gate[r][j]) for `rows` rows of `width` (Qwen3.5's attention output gate),
 // rows ld_gate and ld_y floats apart.
 void sigmoid_gate_rows(const float* gate, int64_t ld_gate, int64_t rows, int64_t width, float* y,

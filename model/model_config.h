@@ -21,6 +21,8 @@ struct LinearAttentionShape {
   int64_t value_dim() const { return int64_t{num_value_heads} * value_head_dim; }
   // The channels of q, k and v that the short convolution runs over.
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+  // Rows of the stacked input projection: q, k, v (the convolution's channels), z, b and a.
+  int64_t in_proj_rows() const { return conv_dim() + value_dim() + 2 * int64_t{num_value_heads}; }
   // Floats one sequence's state takes in one layer: the convolution's last K - 1 inputs and the
   // delta rule's [Hv, dk, dv] matrix.
   int64_t state_floats() const {
