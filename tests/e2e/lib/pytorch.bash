@@ -1,7 +1,8 @@
 # What the e2e scripts that check pagedserve against real PyTorch share (source after
 # server.bash): PY, Debian's python3 that has python3-torch; TOOL, tests/tools/convert_logits;
-# FX, the folder their fixture scripts write to; edit_config. Ends the script with a FAIL line
-# when torch or the tool is missing.
+# FX, the folder their fixture scripts write to; edit_config, and for a script that sets FIXTURE
+# (the fixture checkpoint's folder name under FX) copy_fixture and expect_miss. Ends the script
+# with a FAIL line when torch or the tool is missing.
 PY=/usr/bin/python3
 TOOL="$BUILD/tests/convert_logits"
 FX="$WORK/fx"
@@ -13,4 +14,21 @@ fi
 
 edit_config() {  # edit_config DIR PYTHON-STATEMENT-ON-c: rewrites DIR/config.json through it
   "$PY" -c 'import json,sys; p=sys.argv[1]+"/config.json"; c=json.load(open(p)); exec(sys.argv[2]); json.dump(c, open(p,"w"))' "$1" "$2"
+}
+
+copy_fixture() {  # copy_fixture NAME: a copy of the fixture checkpoint $FX/$FIXTURE in $WORK/NAME
+  rm -rf "$WORK/$1"
+  cp -r "$FX/$FIXTURE" "$WORK/$1"
+}
+
+# expect_miss NAME CONFIG-EDIT: the fixture's weights with an edited config must miss PyTorch's
+# logits (convert_logits fails): the comparison can fail.
+expect_miss() {
+  copy_fixture "$1"
+  edit_config "$WORK/$1" "$2"
+  if "$TOOL" "$WORK/$1" "$FX/$FIXTURE" >"$WORK/out.log" 2>&1; then
+    fail "$1: logits matched PyTorch after $2"
+  else
+    pass "$1: logits miss PyTorch ($(grep -m1 -o 'runner: .*' "$WORK/out.log"))"
+  fi
 }
