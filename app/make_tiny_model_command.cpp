@@ -124,14 +124,16 @@ int make_tiny_model_command(int argc, char** argv) {
                "linear-key-head-dim",
                "linear-value-head-dim",
                "linear-conv-kernel",
-               "full-attention-interval"},
+               "full-attention-interval",
+               "shared-expert-intermediate-size"},
               {"untied", "help"});
   if (flags.on("help") || flags.positional().size() != 1) {
     std::fprintf(
         stderr,
         "usage: pagedserve make-tiny-model DIR [--dtype f32|bf16|f16] [--shards N] "
         "[--seed S]\n  [--model-type "
-        "qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text|gpt_oss|qwen3_5_text]\n  "
+        "qwen3|qwen2|llama|qwen3_moe|smollm3|phi3|gemma3_text|gpt_oss|qwen3_5_text|\n"
+        "    qwen3_5_moe|qwen3_next]\n  "
         "[--hidden-size 512] "
         "[--num-layers 8] [--num-heads 8] [--num-kv-heads 2]\n  [--head-dim 64] "
         "[--intermediate-size 1408] [--vocab-size 6400] [--max-position-embeddings "
@@ -146,24 +148,30 @@ int make_tiny_model_command(int argc, char** argv) {
         "  qwen3_5_text: [--full-attention-interval 4] [--linear-num-key-heads 4]\n"
         "    [--linear-num-value-heads 8] [--linear-key-head-dim 32] [--linear-value-head-dim 32]\n"
         "    [--linear-conv-kernel 4] [--partial-rotary-factor 0.25] (Gated DeltaNet layers, the\n"
-        "    others gated full attention)\n");
+        "    others gated full attention)\n"
+        "  qwen3_5_moe (written as qwen3_5_moe_text), qwen3_next: qwen3_5_text's flags and\n"
+        "    qwen3_moe's, [--shared-expert-intermediate-size moe width] (every layer sparse, a\n"
+        "    sigmoid-gated shared expert; qwen3_next fuses in_proj_qkvz / in_proj_ba per key "
+        "head,\n"
+        "    qwen3_5_moe stacks the experts as mlp.experts.gate_up_proj / down_proj)\n");
     if (flags.on("help")) return 0;
     throw UsageError("expected exactly one DIR argument");
   }
   TinyModelOptions o;
   ModelConfig& c = o.config;
   c.model_type = flags.str("model-type", c.model_type);
+  if (c.model_type == "qwen3_5_moe") c.model_type = "qwen3_5_moe_text";  // the text model's type
+  const bool hybrid = ModelConfig::is_hybrid_model_type(c.model_type);
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama" &&
       c.model_type != "qwen3_moe" && c.model_type != "smollm3" && c.model_type != "phi3" &&
-      c.model_type != "gemma3_text" && c.model_type != "gpt_oss" &&
-      c.model_type != "qwen3_5_text") {
+      c.model_type != "gemma3_text" && c.model_type != "gpt_oss" && !hybrid) {
     throw UsageError(
         "flag --model-type must be qwen3, qwen2, llama, qwen3_moe, smollm3, phi3, gemma3_text, "
-        "gpt_oss or qwen3_5_text, got '" +
+        "gpt_oss, qwen3_5_text, qwen3_5_moe or qwen3_next, got '" +
         c.model_type + "'");
   }
   c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe" ||
-              c.model_type == "gemma3_text" || c.model_type == "qwen3_5_text";
+              c.model_type == "gemma3_text" || hybrid;
   c.attention_bias = c.model_type == "qwen2" || c.model_type == "gpt_oss";
   auto dim = [&](const char* name, int32_t fallback) {
     int64_t v = flags.i64(name, fallback);
@@ -194,12 +202,12 @@ int make_tiny_model_command(int argc, char** argv) {
         "--sliding-window and --sliding-window-pattern need --model-type gemma3_text or "
         "gpt_oss");
   }
-  const bool hybrid = c.model_type == "qwen3_5_text";
   for (const char* name :
        {"linear-num-key-heads", "linear-num-value-heads", "linear-key-head-dim",
         "linear-value-head-dim", "linear-conv-kernel", "full-attention-interval"}) {
     if (!hybrid && flags.has(name)) {
-      throw UsageError(std::string("flag --") + name + " needs --model-type qwen3_5_text");
+      throw UsageError(std::string("flag --") + name +
+                       " needs --model-type qwen3_5_text, qwen3_5_moe or qwen3_next");
     }
   }
   if (c.model_type == "phi3") {
@@ -211,11 +219,16 @@ int make_tiny_model_command(int argc, char** argv) {
         "--partial-rotary-factor and --original-max-position-embeddings need "
         "--model-type phi3");
   }
-  if (c.model_type == "qwen3_moe") {
+  const bool hybrid_moe = c.model_type == "qwen3_5_moe_text" || c.model_type == "qwen3_next";
+  if (c.model_type == "qwen3_moe" || hybrid_moe) {
     c.moe.num_experts = dim("num-experts", 8);
     c.moe.num_experts_per_tok = dim("num-experts-per-tok", 2);
     c.moe.moe_intermediate_size = dim("moe-intermediate-size", c.intermediate_size / 2);
     c.moe.norm_topk_prob = true;
+    if (hybrid_moe) {
+      c.moe.shared_expert_intermediate_size =
+          dim("shared-expert-intermediate-size", c.moe.moe_intermediate_size);
+    }
     if (c.moe.num_experts_per_tok > c.moe.num_experts) {
       throw UsageError("--num-experts-per-tok must not exceed --num-experts");
     }
@@ -240,7 +253,14 @@ int make_tiny_model_command(int argc, char** argv) {
     }
   } else if (flags.has("num-experts") || flags.has("num-experts-per-tok") ||
              flags.has("moe-intermediate-size")) {
-    throw UsageError("the expert flags need --model-type qwen3_moe or gpt_oss");
+    throw UsageError(
+        "the expert flags need --model-type qwen3_moe, qwen3_5_moe, qwen3_next or "
+        "gpt_oss");
+  }
+  if (!hybrid_moe && flags.has("shared-expert-intermediate-size")) {
+    throw UsageError(
+        "--shared-expert-intermediate-size needs --model-type qwen3_5_moe or "
+        "qwen3_next");
   }
   if (c.num_attention_heads % c.num_key_value_heads != 0) {
     throw UsageError("--num-heads must be a multiple of --num-kv-heads");

@@ -245,15 +245,19 @@ Tensor load_fused_rows(const CheckpointFiles& files, const FusedSlice& part, con
       fail_tensor(files.listing(), part.stored_name,
                   "missing (it holds " + slot.name + "; neither name is in the checkpoint)");
     }
-    const std::vector<int64_t> shape{part.stored_rows, slot.shape[1]};
-    if (src->tensor->shape != shape) {
+    if (src->tensor->shape != part.stored_shape) {
       fail_tensor(src->file->path(), part.stored_name,
                   "shape " + shape_string(src->tensor->shape) + " does not match " + config_path +
-                      ", which implies " + shape_string(shape));
+                      ", which implies " + shape_string(part.stored_shape));
     }
-    it = cache->emplace(part.stored_name, load_matrix(files, *src, want, viewed)).first;
+    const Tensor stored = load_matrix(files, *src, want, viewed);
+    it =
+        cache->emplace(part.stored_name, stored.reshape({part.stored_rows(), slot.shape[1]})).first;
   }
-  return it->second.rows(part.row_begin, slot.shape[0]);
+  if (part.row_runs.size() == 1) return it->second.rows(part.row_runs[0].first, slot.shape[0]);
+  std::vector<Tensor> runs;  // rows the checkpoint interleaves: gathered into one copy
+  for (const auto& [begin, count] : part.row_runs) runs.push_back(it->second.rows(begin, count));
+  return cat_rows(runs);
 }
 
 }  // namespace

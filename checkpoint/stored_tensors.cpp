@@ -1,16 +1,43 @@
 #include "checkpoint/stored_tensors.h"
 
+#include <cstring>
 #include <map>
 
 #include "model/fused_projections.h"
 
 namespace ps {
 
+namespace {
+
+// A fused tensor being put back together: its place in the output and each slot's rows.
+struct FusedParts {
+  size_t place = 0;
+  FusedSlice shape;  // stored_name and stored_shape (the runs are each part's own)
+  std::vector<std::pair<FusedSlice, Tensor>> parts;
+};
+
+// The stored tensor whose row runs the parts fill; each part's rows go to its runs in order.
+Tensor assemble(const FusedParts& f, DType dtype) {
+  const int64_t rows = f.shape.stored_rows();
+  const int64_t cols = f.shape.stored_shape.back();
+  Tensor out = Tensor::zeros({rows, cols}, dtype);
+  for (const auto& [slice, part] : f.parts) {
+    int64_t src_row = 0;
+    for (const auto& [begin, count] : slice.row_runs) {
+      const Tensor dst = out.rows(begin, count);
+      std::memcpy(dst.data_ptr(), part.rows(src_row, count).data_ptr(), dst.nbytes());
+      src_row += count;
+    }
+  }
+  return out.reshape(f.shape.stored_shape);
+}
+
+}  // namespace
+
 std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtype) {
   ModelWeights copy = weights;  // weight_slots needs a mutable struct; the tensors are shared
   std::vector<StoredTensor> out;
-  // A fused tensor's parts, in row order, and its place in `out`.
-  std::map<std::string, std::pair<size_t, std::map<int64_t, Tensor>>> fused;
+  std::map<std::string, FusedParts> fused;
   for (const WeightSlot& slot : weight_slots(copy)) {
     const std::optional<FusedSlice> part = fused_slice_of(copy.config, slot.name);
     if (!part) {
@@ -19,17 +46,12 @@ std::vector<StoredTensor> stored_tensors(const ModelWeights& weights, DType dtyp
     }
     auto it = fused.find(part->stored_name);
     if (it == fused.end()) {
-      it = fused.emplace(part->stored_name, std::make_pair(out.size(), std::map<int64_t, Tensor>()))
-               .first;
+      it = fused.emplace(part->stored_name, FusedParts{out.size(), *part, {}}).first;
       out.push_back({part->stored_name, Tensor()});
     }
-    it->second.second[part->row_begin] = slot.tensor->to(dtype);
+    it->second.parts.push_back({*part, slot.tensor->to(dtype)});
   }
-  for (auto& [name, place] : fused) {
-    std::vector<Tensor> parts;
-    for (auto& [row, t] : place.second) parts.push_back(t);
-    out[place.first].tensor = cat_rows(parts);
-  }
+  for (auto& [name, f] : fused) out[f.place].tensor = assemble(f, dtype);
   return out;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // The tensors a checkpoint file stores for a model's weights, in the family's own names: the
-// engine's slots (weights_layout.h), except that the projections a family keeps fused
-// (model/fused_projections.h, Phi-3's qkv_proj and gate_up_proj) are concatenated back into one
-// tensor, placed where its first slot was. What make-tiny-model and convert write.
+// engine's slots (weights_layout.h), except that the tensors a family keeps fused
+// (model/fused_projections.h: Phi-3's qkv_proj and gate_up_proj, Qwen3-Next's per-key-head
+// in_proj_qkvz and in_proj_ba, Qwen3.5-MoE's stacked experts) are put back together, each slot's
+// rows where the family keeps them, placed where its first slot was. What make-tiny-model and
+// convert write.
 #include <string>
 #include <vector>
 

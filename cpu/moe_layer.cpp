@@ -88,8 +88,10 @@ MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& 
                                 std::to_string(moe_.num_experts));
   }
   const size_t listed = moe_.gpt_oss_experts ? 0 : size_t(moe_.num_experts);
-  if (!w.defined() || w.experts.size() != listed ||
-      int64_t(w.shared.size()) != moe_.num_shared_experts) {
+  const int64_t shared_listed =
+      moe_.shared_expert_intermediate_size > 0 ? 1 : moe_.num_shared_experts;
+  if (!w.defined() || w.experts.size() != listed || int64_t(w.shared.size()) != shared_listed ||
+      w.shared_expert_gate.defined() != (moe_.shared_expert_intermediate_size > 0)) {
     throw std::invalid_argument("MoeLayer: the layer's experts do not match the config");
   }
   router_ = projection(f32(w.router, "router"), tuner);
@@ -104,10 +106,22 @@ MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& 
     }
   }
   if (!w.shared.empty()) {
-    shared_width_ = int64_t{c.intermediate_size} * int64_t(w.shared.size());
+    shared_width_ = moe_.shared_expert_intermediate_size > 0
+                        ? int64_t{moe_.shared_expert_intermediate_size}
+                        : int64_t{c.intermediate_size} * int64_t(w.shared.size());
     auto [gate_up, down] = fused_mlp(w.shared);
     shared_gate_up_ = projection(gate_up, tuner);
     shared_down_ = projection(down, tuner);
+    if (!shared_gate_up_.shape_is(2 * shared_width_, hidden_)) {
+      throw std::invalid_argument("MoeLayer: shared expert shapes do not match the config");
+    }
+  }
+  if (w.shared_expert_gate.defined()) {
+    const Tensor g = f32(w.shared_expert_gate, "shared_expert_gate");
+    if (g.numel() != hidden_) {
+      throw std::invalid_argument("MoeLayer: shared_expert_gate shape does not match the config");
+    }
+    shared_gate_.assign(g.data_ptr<float>(), g.data_ptr<float>() + hidden_);
   }
   if (!router_.shape_is(moe_.num_experts, hidden_)) {
     throw std::invalid_argument("MoeLayer: router shape does not match the config");
@@ -115,7 +129,8 @@ MoeLayer::MoeLayer(const MoeLayerWeights& w, const ModelConfig& c, LinearTuner& 
 }
 
 int64_t MoeLayer::bytes_held() const {
-  int64_t total = router_.bytes() + shared_gate_up_.bytes() + shared_down_.bytes();
+  int64_t total = router_.bytes() + shared_gate_up_.bytes() + shared_down_.bytes() +
+                  int64_t(shared_gate_.size() * sizeof(float));
   for (size_t e = 0; e < gate_up_.size(); ++e) total += gate_up_[e].bytes() + down_[e].bytes();
   return total;
 }
@@ -127,7 +142,22 @@ int64_t MoeLayer::bytes_read_per_token() const {
   }
   const int64_t per_expert = gate_up_.empty() ? 0 : experts / int64_t(gate_up_.size());
   return router_.bytes_read(1) + moe_.num_experts_per_tok * per_expert +
-         shared_gate_up_.bytes_read(1) + shared_down_.bytes_read(1);
+         shared_gate_up_.bytes_read(1) + shared_down_.bytes_read(1) +
+         int64_t(shared_gate_.size() * sizeof(float));
+}
+
+// Qwen3-Next's gate multiplies the shared expert's output by sigmoid(x . g) per row; the down
+// projection is linear, so scaling its input rows instead is the same product.
+void MoeLayer::scale_by_shared_gate(const float* x, int64_t rows, float* act) const {
+  const int64_t H = hidden_, W = shared_width_;
+  parallel_for(0, rows, 8, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      double dot = 0.0;
+      for (int64_t i = 0; i < H; ++i) dot += double(x[r * H + i]) * shared_gate_[size_t(i)];
+      const float gate = sigmoid(float(dot));
+      for (int64_t i = 0; i < W; ++i) act[r * W + i] *= gate;
+    }
+  });
 }
 
 void MoeLayer::load_gpt_oss_experts(const MoeLayerWeights& w) {
@@ -257,6 +287,7 @@ void MoeLayer::run(const float* x, int64_t rows, float* y, MoeScratch* s) const 
     float* sact = grow(s->act, std::max(A * I, rows * shared_width_));
     shared_gate_up_.run(x, rows, nullptr, sgu, false);
     silu_mul_rows(sgu, rows, shared_width_, sact);
+    if (!shared_gate_.empty()) scale_by_shared_gate(x, rows, sact);
     shared_down_.run(sact, rows, nullptr, moe_out, true);
   }
   parallel_for(0, rows, 16, [&](int64_t b, int64_t e) {

@@ -44,6 +44,8 @@ class MoeLayer {
   // gpt_oss: the router and experts from their fused MXFP4 tensors, gate and up rows moved
   // apart into the [gate | up] layout the activation reads, each expert's biases beside it.
   void load_gpt_oss_experts(const MoeLayerWeights& w);
+  // act[rows, shared width] *= sigmoid(x[r] . shared_expert_gate) per row.
+  void scale_by_shared_gate(const float* x, int64_t rows, float* act) const;
 
   MoeConfig moe_;
   int64_t hidden_ = 0, shared_width_ = 0;
@@ -52,6 +54,7 @@ class MoeLayer {
   std::vector<std::vector<float>> gate_up_bias_, down_bias_;  // gpt_oss, per expert
   std::vector<Projection> gate_up_, down_;                    // per routed expert
   Projection shared_gate_up_, shared_down_;                   // all shared experts as one wide MLP
+  std::vector<float> shared_gate_;  // qwen3_next's shared_expert_gate [hidden]; empty: ungated
   mutable std::vector<int64_t> last_rows_;
 };
 

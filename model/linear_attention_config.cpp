@@ -19,7 +19,8 @@ constexpr const char* kLinearFields[] = {"linear_conv_kernel_dim", "linear_num_k
 }  // namespace
 
 std::string qwen3_5_text_config(const nlohmann::json& j, const std::string& origin) {
-  return config_json::nested_text_config(j, origin, "qwen3_5", "qwen3_5_text");
+  const std::string wrapper = j.at("model_type").get<std::string>();
+  return config_json::nested_text_config(j, origin, wrapper, wrapper + "_text");
 }
 
 nlohmann::json without_mrope_fields(const nlohmann::json& rope_parameters) {
@@ -45,6 +46,16 @@ void read_linear_attention_fields(const nlohmann::json& j, const std::string& or
   }
   c->attn_output_gate = true;
   const auto layers = static_cast<size_t>(std::max(0, c->num_hidden_layers));
+  if (!has(j, "layer_types") && c->model_type == "qwen3_next") {
+    // Qwen3NextConfig: without layer_types, every full_attention_interval-th layer (default 4th)
+    // is full attention.
+    const int32_t every =
+        has(j, "full_attention_interval") ? positive_int(j, "full_attention_interval", origin) : 4;
+    c->layer_types.assign(layers, LayerType::linear_attention);
+    for (size_t i = every - 1; i < layers; i += every)
+      c->layer_types[i] = LayerType::full_attention;
+    return;
+  }
   if (!has(j, "layer_types")) fail(origin, "missing required field \"layer_types\"");
   const nlohmann::json& list = j.at("layer_types");
   if (!list.is_array() || list.size() != layers) {
@@ -69,7 +80,7 @@ void validate_linear_attention(const ModelConfig& c, const std::string& origin) 
     if (any_linear || c.attn_output_gate) {
       fail(origin,
            "linear_attention layers and attn_output_gate are only read for qwen3_5_text, "
-           "not " +
+           "qwen3_5_moe_text and qwen3_next, not " +
                c.model_type);
     }
     return;
@@ -80,10 +91,10 @@ void validate_linear_attention(const ModelConfig& c, const std::string& origin) 
   }
   for (LayerType t : c.layer_types) {
     if (t == LayerType::sliding_attention) {
-      fail(origin, "layer_types: sliding_attention is not a qwen3_5_text layer kind");
+      fail(origin, "layer_types: sliding_attention is not a " + c.model_type + " layer kind");
     }
   }
-  if (!c.attn_output_gate) fail(origin, "qwen3_5_text needs attn_output_gate");
+  if (!c.attn_output_gate) fail(origin, c.model_type + " needs attn_output_gate");
   const LinearAttentionShape& s = c.linear;
   const std::pair<const char*, int32_t> sizes[] = {{kLinearFields[0], s.conv_kernel},
                                                    {kLinearFields[1], s.num_key_heads},

@@ -101,19 +101,20 @@ std::vector<int32_t> get_id_list(const json& j, const char* key, const std::stri
 
 constexpr const char* kSupportedTypes =
     "qwen3, qwen2, llama, mistral, qwen3_moe, minimind, smollm3, phi3, gemma3, gemma3_text, "
-    "gemma2, gpt_oss, qwen3_5, qwen3_5_text";
+    "gemma2, gpt_oss, qwen3_5, qwen3_5_text, qwen3_5_moe, qwen3_5_moe_text, qwen3_next";
 
 bool known_model_type(const std::string& type) {
   return type == "qwen3" || type == "qwen2" || type == "llama" || type == "mistral" ||
          type == "qwen3_moe" || type == "minimind" || type == "smollm3" || type == "phi3" ||
-         type == "gemma3_text" || type == "gemma2" || type == "gpt_oss" || type == "qwen3_5_text";
+         type == "gemma3_text" || type == "gemma2" || type == "gpt_oss" ||
+         ModelConfig::is_hybrid_model_type(type);
 }
 
 // The families whose attention RMS-normalises each q and k head. MiniMind 3 does and MiniMind 2
 // does not: from_json sets qk_norm for minimind from the config's generation (moe_config.h).
 bool has_qk_norm(const std::string& type) {
   return type == "qwen3" || type == "qwen3_moe" || type == "minimind" || type == "gemma3_text" ||
-         type == "qwen3_5_text";
+         ModelConfig::is_hybrid_model_type(type);
 }
 
 }  // namespace
@@ -196,7 +197,9 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   }
   const std::string type = j.at("model_type").get<std::string>();
   if (type == "gemma3") return from_json(gemma3_text_config(j, origin), origin + " text_config");
-  if (type == "qwen3_5") return from_json(qwen3_5_text_config(j, origin), origin + " text_config");
+  if (type == "qwen3_5" || type == "qwen3_5_moe") {
+    return from_json(qwen3_5_text_config(j, origin), origin + " text_config");
+  }
   if (!known_model_type(type)) {
     fail(origin,
          "model_type \"" + type + "\" is not supported (supported: " + kSupportedTypes + ")");
@@ -215,7 +218,8 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
   c.intermediate_size = get_int(
       j, "intermediate_size",
       type == "minimind" ? std::optional(minimind_default_intermediate_size(j, c.hidden_size))
-                         : gemma_default(9216),
+      : gemma            ? gemma_default(9216)
+                         : sparse_only_intermediate_size(j, type, origin),
       origin);
   c.vocab_size = get_int(j, "vocab_size", gemma_default(262208), origin);
   c.max_position_embeddings = get_int(j, "max_position_embeddings", gemma ? 131072 : 4096, origin);
@@ -266,7 +270,7 @@ ModelConfig ModelConfig::from_json(const std::string& text, const std::string& o
     fail(origin, "mlp_bias true is not supported");
   }
   c.rope_scaling = parse_rope_scaling(j.value("rope_scaling", json()), origin);
-  const bool hybrid = type == "qwen3_5_text";
+  const bool hybrid = ModelConfig::is_hybrid_model_type(type);
   // Qwen3.5 rotates a quarter of each head by default (Qwen3NextConfig's partial_rotary_factor).
   c.partial_rotary_factor = get_float(j, "partial_rotary_factor", hybrid ? 0.25f : 1.0f, origin);
   if (!has(j, "rope_scaling") && has(j, "rope_parameters")) {  // transformers v5's one block

@@ -34,7 +34,7 @@ struct LinearAttentionShape {
 // The decoder shape, read from a Hugging Face `config.json`.
 struct ModelConfig {
   // qwen3 | qwen2 | llama | mistral | qwen3_moe | minimind | smollm3 | phi3 | gemma3_text |
-  // gemma2 | gpt_oss | qwen3_5_text
+  // gemma2 | gpt_oss | qwen3_5_text | qwen3_5_moe_text | qwen3_next
   std::string model_type = "qwen3";
   int32_t hidden_size = 512;
   int32_t num_hidden_layers = 8;
@@ -77,7 +77,7 @@ struct ModelConfig {
   bool attention_bias = false;
   std::vector<int32_t> eos_token_ids;  // from generation_config.json (or config.json)
   int32_t bos_token_id = -1;
-  MoeConfig moe;  // qwen3_moe, minimind with use_moe (moe_config.h)
+  MoeConfig moe;  // qwen3_moe, qwen3_next, qwen3_5_moe_text, minimind with use_moe (moe_config.h)
 
   // Throws std::runtime_error naming the file and field.
   static ModelConfig from_dir(const std::string& model_dir);
@@ -111,8 +111,12 @@ struct ModelConfig {
   bool layer_is_linear(int32_t layer) const {
     return !layer_types.empty() && layer_types[size_t(layer)] == LayerType::linear_attention;
   }
-  // Qwen3.5: Gated DeltaNet layers beside gated full attention (linear_attention_config.h).
-  bool hybrid_layout() const { return model_type == "qwen3_5_text"; }
+  // Qwen3.5 and Qwen3-Next: Gated DeltaNet layers beside gated full attention
+  // (linear_attention_config.h).
+  bool hybrid_layout() const { return is_hybrid_model_type(model_type); }
+  static bool is_hybrid_model_type(const std::string& type) {
+    return type == "qwen3_5_text" || type == "qwen3_5_moe_text" || type == "qwen3_next";
+  }
   int32_t num_linear_layers() const {
     int32_t n = 0;
     for (int32_t l = 0; l < num_hidden_layers && size_t(l) < layer_types.size(); ++l) {

@@ -36,6 +36,8 @@ const char* architecture_of(const std::string& type) {
   if (type == "gemma2") return "Gemma2ForCausalLM";
   if (type == "gpt_oss") return "GptOssForCausalLM";
   if (type == "qwen3_5_text") return "Qwen3_5ForCausalLM";
+  if (type == "qwen3_5_moe_text") return "Qwen3_5MoeForCausalLM";
+  if (type == "qwen3_next") return "Qwen3NextForCausalLM";
   return "LlamaForCausalLM";
 }
 

@@ -51,14 +51,25 @@ bool optional_bool(const json& j, const char* key, bool fallback, const std::str
   return j.at(key).get<bool>();
 }
 
-void read_qwen3_moe(const json& j, const std::string& origin, MoeConfig* m) {
+// qwen3_moe, and the hybrid qwen3_next / qwen3_5_moe_text that add one gated shared expert.
+void read_qwen3_moe(const json& j, const std::string& type, const std::string& origin,
+                    MoeConfig* m) {
   m->num_experts = required_int(j, "num_experts", "the number of routed experts", origin);
   m->num_experts_per_tok =
       required_int(j, "num_experts_per_tok", "how many experts each token uses", origin);
   m->moe_intermediate_size =
       required_int(j, "moe_intermediate_size", "the width of one expert", origin);
-  // The rest have the defaults Qwen3MoeConfig gives them.
-  m->norm_topk_prob = optional_bool(j, "norm_topk_prob", false, origin);
+  if (type != "qwen3_moe") {
+    m->shared_expert_intermediate_size = required_int(j, "shared_expert_intermediate_size",
+                                                      "the width of the shared expert", origin);
+  }
+  // The rest have the defaults Qwen3MoeConfig / Qwen3NextConfig give them; Qwen3.5-MoE always
+  // renormalises the kept weights and makes every layer sparse.
+  m->norm_topk_prob = optional_bool(j, "norm_topk_prob", type != "qwen3_moe", origin);
+  if (type == "qwen3_5_moe_text") {
+    if (!m->norm_topk_prob) fail(origin, "norm_topk_prob false is not a qwen3_5_moe_text option");
+    return;
+  }
   m->decoder_sparse_step = optional_int(j, "decoder_sparse_step", 1, origin);
   if (has(j, "mlp_only_layers")) {
     const json& v = j.at("mlp_only_layers");
@@ -106,6 +117,12 @@ bool MoeConfig::is_sparse_layer(int32_t layer) const {
   return (layer + 1) % decoder_sparse_step == 0;
 }
 
+std::optional<int32_t> sparse_only_intermediate_size(const json& j, const std::string& type,
+                                                     const std::string& origin) {
+  if (type != "qwen3_5_moe_text" || !has(j, "moe_intermediate_size")) return std::nullopt;
+  return int_field(j, "moe_intermediate_size", origin);
+}
+
 bool minimind_is_v2(const json& config) {
   return config.contains("n_routed_experts") && !config.contains("num_experts");
 }
@@ -123,7 +140,10 @@ int32_t minimind_default_intermediate_size(const json& config, int32_t hidden) {
 void read_moe_fields(const json& j, const std::string& origin, ModelConfig* c) {
   if (c->model_type == "gpt_oss") return;  // read_gpt_oss_fields
   c->moe = MoeConfig{};
-  if (c->model_type == "qwen3_moe") read_qwen3_moe(j, origin, &c->moe);
+  if (c->model_type == "qwen3_moe" || c->model_type == "qwen3_next" ||
+      c->model_type == "qwen3_5_moe_text") {
+    read_qwen3_moe(j, c->model_type, origin, &c->moe);
+  }
   if (c->model_type == "minimind") {
     // MiniMind's inference_rope_scaling writes a YaRN of its own (no attention factor, its own
     // ramp), which HF's yarn formula would not reproduce.
@@ -137,16 +157,27 @@ void read_moe_fields(const json& j, const std::string& origin, ModelConfig* c) {
 
 void validate_moe(const ModelConfig& c, const std::string& origin) {
   const MoeConfig& m = c.moe;
-  if (c.model_type == "qwen3_moe" && !m.enabled()) {
-    fail(origin, "model_type qwen3_moe needs num_experts > 0");
+  const bool qwen_moe = c.model_type == "qwen3_moe" || c.model_type == "qwen3_5_moe_text";
+  if (qwen_moe && !m.enabled()) {
+    fail(origin, "model_type " + c.model_type + " needs num_experts > 0");
   }
   if (!m.enabled()) {
-    if (m.num_shared_experts != 0) fail(origin, "shared experts without routed experts");
+    if (m.num_shared_experts != 0 || m.shared_expert_intermediate_size != 0) {
+      fail(origin, "shared experts without routed experts");
+    }
     return;
   }
-  if (c.model_type != "qwen3_moe" && c.model_type != "minimind" && c.model_type != "gpt_oss") {
-    fail(origin, "experts are only supported for model_type qwen3_moe, minimind and gpt_oss, not " +
-                     c.model_type);
+  if (!qwen_moe && c.model_type != "qwen3_next" && c.model_type != "minimind" &&
+      c.model_type != "gpt_oss") {
+    fail(origin,
+         "experts are only supported for model_type qwen3_moe, qwen3_next, qwen3_5_moe_text, "
+         "minimind and gpt_oss, not " +
+             c.model_type);
+  }
+  if (m.shared_expert_intermediate_size < 0 ||
+      (m.shared_expert_intermediate_size > 0 && m.num_shared_experts > 0)) {
+    fail(origin,
+         "shared_expert_intermediate_size must be positive and not beside n_shared_experts");
   }
   if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_experts) {
     fail(origin, "num_experts_per_tok must be between 1 and the number of experts (" +
@@ -173,7 +204,12 @@ void validate_moe(const ModelConfig& c, const std::string& origin) {
 void write_moe_fields(const ModelConfig& c, json* out) {
   json& j = *out;
   const MoeConfig& m = c.moe;
-  if (c.model_type == "qwen3_moe") {
+  if (c.model_type == "qwen3_moe" || c.model_type == "qwen3_next" ||
+      c.model_type == "qwen3_5_moe_text") {
+    if (!m.enabled()) return;  // a dense qwen3_next
+    if (m.shared_expert_intermediate_size > 0) {
+      j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
+    }
     j["num_experts"] = m.num_experts;
     j["num_experts_per_tok"] = m.num_experts_per_tok;
     j["moe_intermediate_size"] = m.moe_intermediate_size;
@@ -201,8 +237,10 @@ int64_t mlp_params(const ModelConfig& c, int32_t layer, bool active) {
   if (!c.moe.is_sparse_layer(layer)) return 3 * h * c.intermediate_size;
   const MoeConfig& m = c.moe;
   const int64_t routed = active ? m.num_experts_per_tok : m.num_experts;
+  const int64_t gated_shared =
+      m.shared_expert_intermediate_size > 0 ? 3 * h * m.shared_expert_intermediate_size + h : 0;
   return h * m.num_experts + routed * 3 * h * m.moe_intermediate_size +
-         int64_t{m.num_shared_experts} * 3 * h * c.intermediate_size;
+         int64_t{m.num_shared_experts} * 3 * h * c.intermediate_size + gated_shared;
 }
 
 }  // namespace ps

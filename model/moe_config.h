@@ -1,8 +1,10 @@
 #pragma once
-// The mixture-of-experts part of a decoder's shape: Qwen3-MoE (`qwen3_moe`) and MiniMind's own
-// format (`minimind`, dense or `use_moe`); gpt_oss's own fields are gpt_oss_config.cpp's. Parsed
+// The mixture-of-experts part of a decoder's shape: Qwen3-MoE (`qwen3_moe`), the hybrid
+// Qwen3-Next (`qwen3_next`) and Qwen3.5-MoE (`qwen3_5_moe_text`), and MiniMind's own format
+// (`minimind`, dense or `use_moe`); gpt_oss's own fields are gpt_oss_config.cpp's. Parsed
 // from config.json by ModelConfig::from_json.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,9 @@ struct MoeConfig {
   // MiniMind's older generation: dense experts of intermediate_size every token passes through,
   // added with weight 1 to the routed sum.
   int32_t num_shared_experts = 0;
+  // qwen3_next, qwen3_5_moe_text: one shared expert of this width (0: none) beside the routed
+  // ones, its output scaled per token by sigmoid(x . mlp.shared_expert_gate) before the add.
+  int32_t shared_expert_intermediate_size = 0;
   // gpt_oss (gpt_oss_config.h): a bias on the router and on each expert's projections, gate and
   // up rows interleaved in the checkpoint (gate even, up odd), the activation
   // (clamp(up, +-limit) + 1) * g * sigmoid(1.702 g) with g = min(gate, limit), MXFP4 weights.
@@ -46,9 +51,15 @@ bool minimind_is_v2(const nlohmann::json& config);
 // intermediate_size when a MiniMind config leaves it null (each generation's own formula).
 int32_t minimind_default_intermediate_size(const nlohmann::json& config, int32_t hidden_size);
 
-// Reads the MoE fields of `config` (qwen3_moe, minimind) into c->moe. A field a sparse model
-// cannot do without (the expert count, k, the expert width) is a std::runtime_error naming it
-// and `origin`.
+// intermediate_size when config.json leaves it out: Qwen3.5-MoE has no dense MLP, so the routed
+// expert's width stands in (nullopt for the families that need the field).
+std::optional<int32_t> sparse_only_intermediate_size(const nlohmann::json& config,
+                                                     const std::string& type,
+                                                     const std::string& origin);
+
+// Reads the MoE fields of `config` (qwen3_moe, qwen3_next, qwen3_5_moe_text, minimind) into c->moe.
+// A field a sparse model cannot do without (the expert count, k, the expert width) is a
+// std::runtime_error naming it and `origin`.
 void read_moe_fields(const nlohmann::json& config, const std::string& origin, ModelConfig* c);
 // Throws std::runtime_error (prefixed with `origin`) when the MoE shape is inconsistent.
 void validate_moe(const ModelConfig& c, const std::string& origin);

@@ -38,7 +38,9 @@ struct BasicMoeLayerWeights {
   T router;       // mlp.gate.weight [num_experts, hidden] (gpt_oss: mlp.router.weight)
   T router_bias;  // gpt_oss: mlp.router.bias [num_experts]
   std::vector<BasicExpertWeights<T>> experts;  // mlp.experts.J.*, moe_intermediate_size wide
-  std::vector<BasicExpertWeights<T>> shared;   // mlp.shared_experts.K.* (MiniMind 2)
+  std::vector<BasicExpertWeights<T>> shared;   // mlp.shared_experts.K.* (MiniMind 2), or
+                                               // mlp.shared_expert.* (Qwen3-Next, Qwen3.5-MoE)
+  T shared_expert_gate;                        // mlp.shared_expert_gate.weight [1, hidden]
   BasicMxfp4Experts<T> mxfp4;                  // gpt_oss, instead of `experts`
   bool defined() const { return router.defined(); }
 };
@@ -122,15 +124,23 @@ void append_moe_slots(const ModelConfig& c, const std::string& prefix, BasicMoeL
   }
   const int64_t hidden = c.hidden_size;
   w.experts.resize(static_cast<size_t>(c.moe.num_experts));
-  w.shared.resize(static_cast<size_t>(c.moe.num_shared_experts));
+  const bool gated_shared = c.moe.shared_expert_intermediate_size > 0;
+  w.shared.resize(gated_shared ? 1 : static_cast<size_t>(c.moe.num_shared_experts));
   slots->push_back({prefix + "mlp.gate.weight", {c.moe.num_experts, hidden}, &w.router});
   for (size_t j = 0; j < w.experts.size(); ++j) {
     append_expert_slots(prefix + "mlp.experts." + std::to_string(j), hidden,
                         c.moe.moe_intermediate_size, w.experts[j], slots);
   }
-  for (size_t k = 0; k < w.shared.size(); ++k) {
-    append_expert_slots(prefix + "mlp.shared_experts." + std::to_string(k), hidden,
-                        c.intermediate_size, w.shared[k], slots);
+  if (!gated_shared) {
+    for (size_t k = 0; k < w.shared.size(); ++k) {
+      append_expert_slots(prefix + "mlp.shared_experts." + std::to_string(k), hidden,
+                          c.intermediate_size, w.shared[k], slots);
+    }
+  } else {
+    append_expert_slots(prefix + "mlp.shared_expert", hidden, c.moe.shared_expert_intermediate_size,
+                        w.shared[0], slots);
+    slots->push_back(
+        {prefix + "mlp.shared_expert_gate.weight", {1, hidden}, &w.shared_expert_gate});
   }
 }
 

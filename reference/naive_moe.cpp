@@ -83,7 +83,13 @@ at::Tensor naive_moe_mlp(const TorchMoeLayerWeights& w, const ModelConfig& c, co
     for (int64_t j = 0; j < m.num_experts_per_tok; ++j) {
       y = y + top[j] * expert_mlp(w.experts[size_t(idx[j].item<int64_t>())], xt);
     }
-    for (const BasicExpertWeights<at::Tensor>& s : w.shared) y = y + expert_mlp(s, xt);
+    at::Tensor shared = at::zeros_like(xt);
+    for (const BasicExpertWeights<at::Tensor>& s : w.shared) shared = shared + expert_mlp(s, xt);
+    // Qwen3-Next / Qwen3.5-MoE: the shared expert's output times sigmoid(x . gate).
+    if (w.shared_expert_gate.defined()) {
+      shared = shared * at::sigmoid(widened_linear(xt, w.shared_expert_gate));
+    }
+    y = y + shared;
     rows.push_back(y);
   }
   return at::stack(rows, 0);

@@ -356,7 +356,7 @@ TEST_P(BatchInvariance, EvictedStateSnapshotsCutPrefixHitsBack) {
 INSTANTIATE_TEST_SUITE_P(Architectures, BatchInvariance,
                          ::testing::Values("qwen3", "qwen2", "llama", "qwen3_moe", "minimind",
                                            "smollm3", "phi3", "gemma3_text", "gemma2", "gpt_oss",
-                                           "qwen3_5_text"));
+                                           "qwen3_5_text", "qwen3_next"));
 
 }  // namespace
 }  // namespace ps

@@ -69,6 +69,21 @@ inline ModelConfig small_config(const std::string& model_type = "qwen3") {
     c.attn_output_gate = true;
     c.partial_rotary_factor = 0.5f;
   }
+  if (model_type == "qwen3_next") {  // qwen3_5_text's layers; experts with a gated shared one
+    c.qk_norm = true;
+    c.num_hidden_layers = 3;
+    c.layer_types = {LayerType::linear_attention, LayerType::full_attention,
+                     LayerType::linear_attention};
+    c.linear = LinearAttentionShape{4, 2, 4, 16, 12};
+    c.attn_output_gate = true;
+    c.partial_rotary_factor = 0.5f;
+    c.moe.num_experts = 4;
+    c.moe.num_experts_per_tok = 2;
+    c.moe.moe_intermediate_size = 32;
+    c.moe.shared_expert_intermediate_size = 48;
+    c.moe.norm_topk_prob = true;
+    c.moe.mlp_only_layers = {1};  // the full-attention layer's MLP is dense
+  }
   if (model_type == "phi3") {  // Phi-4-mini's RoPE: 3/4 of each head, LongRoPE's long factors
     c.partial_rotary_factor = 0.75f;
     c.rope_scaling.type = RopeType::longrope;

@@ -366,6 +366,38 @@ INSTANTIATE_TEST_SUITE_P(Families, MoeFlavours,
                          ::testing::Values("qwen3_moe", "minimind_v2", "minimind_v3",
                                            "minimind_dense"));
 
+// Qwen3-Next / Qwen3.5-MoE's shared expert: its output times sigmoid(x . shared_expert_gate) per
+// row, beside the routed experts. The gate is scaled so that it ranges well inside (0, 1); an
+// ungated layer must then miss the oracle.
+TEST(MoeLayerSharedExpert, GatedSharedExpertMatchesPerTokenOracle) {
+  ModelConfig c = moe_config("qwen3_moe");
+  c.moe.shared_expert_intermediate_size = 48;
+  auto w = scaled_weights(c, 13);
+  TorchWeights tw = to_torch(*w);  // views: scaling them scales w's buffers
+  TorchMoeLayerWeights& moe = tw.layers[0].moe;
+  ASSERT_TRUE(moe.shared_expert_gate.defined());
+  ASSERT_EQ(moe.shared.size(), 1u);
+  moe.shared_expert_gate.mul_(40.0);
+  for (at::Tensor* t : {&moe.shared[0].gate_proj, &moe.shared[0].up_proj, &moe.shared[0].down_proj})
+    t->mul_(5.0);
+  LinearTuner tuner(LinearMode::packed);
+  const MoeLayer layer(w->layers[0].moe, c, tuner);
+  at::manual_seed(6);
+  const int64_t rows = 29;
+  const at::Tensor x = at::randn({rows, c.hidden_size});
+  const at::Tensor gate = at::sigmoid(at::linear(x, moe.shared_expert_gate));
+  EXPECT_LT(gate.min().item<float>(), 0.2f);
+  EXPECT_GT(gate.max().item<float>(), 0.8f);
+  at::Tensor y = at::zeros({rows, c.hidden_size});
+  MoeScratch scratch;
+  layer.run(x.data_ptr<float>(), rows, y.data_ptr<float>(), &scratch);
+  const at::Tensor want = naive_moe_mlp(moe, c, x);
+  EXPECT_LE((y - want).abs().max().item<float>(), 1e-4f);
+  TorchMoeLayerWeights ungated = moe;
+  ungated.shared_expert_gate = at::Tensor();
+  EXPECT_GT((naive_moe_mlp(ungated, c, x) - want).abs().max().item<float>(), 0.1f);
+}
+
 TEST(MoeLayerCost, UnusedExpertsGetNoRows) {
   ModelConfig c = moe_config("qwen3_moe");
   c.moe.num_experts_per_tok = 1;

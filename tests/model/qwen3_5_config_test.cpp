@@ -1,6 +1,6 @@
 // ModelConfig from Qwen3.5 config.json files (issue #35): the hybrid text model (qwen3_5_text)
-// and the multimodal wrapper (qwen3_5) whose text_config it reads; bad fields fail at load naming
-// the file and the field.
+// and the multimodal wrapper (qwen3_5) whose text_config it reads, the MoE qwen3_5_moe(_text) and
+// Qwen3-Next (qwen3_next); bad fields fail at load naming the file and the field.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -154,6 +154,122 @@ TEST(Qwen3_5Config, OtherFamiliesHaveNoLinearLayers) {
     ADD_FAILURE() << "a qwen3 config with linear layers validated";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("only read for"), std::string::npos) << e.what();
+  }
+}
+
+// Qwen3-Next-80B-A3B's config.json shape (smaller): no layer_types, the full-attention layers
+// follow from full_attention_interval; top-level rope_theta and partial_rotary_factor; routed
+// experts with one sigmoid-gated shared expert.
+nlohmann::json qwen3_next_json() {
+  auto j = qwen3_5_text_json(8);
+  j.erase("layer_types");
+  j.erase("rope_parameters");
+  j.erase("attn_output_gate");
+  j["model_type"] = "qwen3_next";
+  j["rope_theta"] = 10000000;
+  j["partial_rotary_factor"] = 0.25;
+  j["num_experts"] = 16;
+  j["num_experts_per_tok"] = 4;
+  j["moe_intermediate_size"] = 128;
+  j["shared_expert_intermediate_size"] = 256;
+  j["decoder_sparse_step"] = 1;
+  j["mlp_only_layers"] = {1};
+  return j;
+}
+
+TEST(Qwen3NextConfig, DerivesLayerTypesAndReadsTheGatedSharedExpert) {
+  const ModelConfig c = ModelConfig::from_json(qwen3_next_json().dump(), "config.json");
+  EXPECT_EQ(c.model_type, "qwen3_next");
+  EXPECT_TRUE(c.hybrid_layout());
+  EXPECT_TRUE(c.norms_add_one());
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_TRUE(c.attn_output_gate);  // Qwen3-Next always gates; its config has no field for it
+  EXPECT_EQ(c.num_linear_layers(), 6);
+  for (int32_t l = 0; l < 8; ++l) EXPECT_EQ(c.layer_is_linear(l), l != 3 && l != 7) << l;
+  EXPECT_FLOAT_EQ(c.partial_rotary_factor, 0.25f);
+  EXPECT_FLOAT_EQ(c.rope_theta, 1e7f);
+  EXPECT_EQ(c.moe.num_experts, 16);
+  EXPECT_EQ(c.moe.shared_expert_intermediate_size, 256);
+  EXPECT_TRUE(c.moe.norm_topk_prob);       // Qwen3NextConfig's default, unlike Qwen3-MoE's
+  EXPECT_FALSE(c.moe.is_sparse_layer(1));  // mlp_only_layers: the dense intermediate_size MLP
+  EXPECT_TRUE(c.moe.is_sparse_layer(0));
+  // Router, 4 of 16 experts, the shared expert and its gate.
+  EXPECT_EQ(mlp_params(c, 0, true), 1024LL * 16 + 4 * 3 * 1024 * 128 + 3 * 1024 * 256 + 1024);
+
+  auto every_other = qwen3_next_json();
+  every_other["full_attention_interval"] = 2;
+  every_other.erase("mlp_only_layers");
+  const ModelConfig e = ModelConfig::from_json(every_other.dump(), "config.json");
+  EXPECT_EQ(e.num_linear_layers(), 4);
+  EXPECT_FALSE(e.layer_is_linear(1));
+  auto no_interval = qwen3_next_json();
+  no_interval.erase("full_attention_interval");  // Qwen3NextConfig's default: every 4th
+  EXPECT_EQ(ModelConfig::from_json(no_interval.dump(), "config.json").num_linear_layers(), 6);
+
+  // Written back, the config reads the same.
+  const ModelConfig back = ModelConfig::from_json(c.to_json(), "written");
+  EXPECT_EQ(back.layer_types, c.layer_types);
+  EXPECT_EQ(back.moe.shared_expert_intermediate_size, 256);
+  EXPECT_EQ(back.moe.mlp_only_layers, c.moe.mlp_only_layers);
+
+  auto no_shared = qwen3_next_json();
+  no_shared.erase("shared_expert_intermediate_size");
+  auto zero_interval = qwen3_next_json();
+  zero_interval["full_attention_interval"] = 0;
+  auto no_experts = qwen3_next_json();
+  no_experts.erase("num_experts");
+  const std::pair<nlohmann::json, std::string> bad[] = {
+      {no_shared, "missing required field \"shared_expert_intermediate_size\""},
+      {zero_interval, "\"full_attention_interval\" must be a positive integer"},
+      {no_experts, "missing required field \"num_experts\""},
+  };
+  for (const auto& [j, expected] : bad) {
+    const std::string msg = error_of(j.dump());
+    EXPECT_NE(msg.find("/models/x/config.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(expected), std::string::npos) << expected << " in: " << msg;
+  }
+}
+
+// Qwen3.5-35B-A3B's shape (smaller): the multimodal qwen3_5_moe wrapper, a text_config without
+// intermediate_size (no dense MLP), every layer sparse.
+TEST(Qwen3_5MoeConfig, ReadsTheWrapperAndMakesEveryLayerSparse) {
+  auto text = qwen3_5_text_json(4);
+  text.erase("intermediate_size");
+  text["model_type"] = "qwen3_5_moe_text";
+  text["num_experts"] = 8;
+  text["num_experts_per_tok"] = 2;
+  text["moe_intermediate_size"] = 64;
+  text["shared_expert_intermediate_size"] = 96;
+  text.erase("eos_token_id");
+  const nlohmann::json top = {{"model_type", "qwen3_5_moe"},
+                              {"eos_token_id", 248046},
+                              {"text_config", text},
+                              {"vision_config", {{"depth", 2}}}};
+  const ModelConfig c = ModelConfig::from_json(top.dump(), "config.json");
+  EXPECT_EQ(c.model_type, "qwen3_5_moe_text");
+  EXPECT_TRUE(c.hybrid_layout());
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{248046}));
+  EXPECT_EQ(c.num_linear_layers(), 3);
+  for (int32_t l = 0; l < 4; ++l) EXPECT_TRUE(c.moe.is_sparse_layer(l)) << l;
+  EXPECT_TRUE(c.moe.norm_topk_prob);
+  EXPECT_EQ(c.moe.shared_expert_intermediate_size, 96);
+
+  auto other_text = top;
+  other_text["text_config"]["model_type"] = "qwen3_5_text";
+  auto no_renorm = top;
+  no_renorm["text_config"]["norm_topk_prob"] = false;
+  auto no_experts = top;
+  no_experts["text_config"].erase("num_experts");
+  const std::pair<nlohmann::json, std::string> bad[] = {
+      {other_text,
+       "text_config.model_type \"qwen3_5_text\" is not supported (qwen3_5_moe's is "
+       "qwen3_5_moe_text)"},
+      {no_renorm, "norm_topk_prob false is not a qwen3_5_moe_text option"},
+      {no_experts, "missing required field \"num_experts\""},
+  };
+  for (const auto& [j, expected] : bad) {
+    const std::string msg = error_of(j.dump());
+    EXPECT_NE(msg.find(expected), std::string::npos) << expected << " in: " << msg;
   }
 }
 
