@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/bench_command_internal.h"
+#include "app/bench_floors.h"
 #include "app/commands.h"
 #include "app/engine_flags.h"
 #include "app/lora_flags.h"
@@ -301,43 +302,14 @@ int bench_offline(int argc, char** argv) {
     const double ratio = cont.output_tok_s() / single.output_tok_s();
     std::printf("continuous / single output throughput: %.2fx\n", ratio);
     report["ratio_output_tok_s"] = ratio;
-    if (!flags.on("no-probe")) {
-      // The bytes one decode step reads at the dtype in use (fp32 figures when not reported).
-      const double bytes = cont.weight_bytes_per_token > 0
-                               ? static_cast<double>(cont.weight_bytes_per_token)
-                               : static_cast<double>(weight_bytes(model.config));
-      // Bandwidth over a buffer the size of the weights: what one decode step reads (from L3
-      // where the model fits in it, from DRAM where it does not).
-      MachineLimits m = probe_machine(static_cast<int64_t>(bytes));
-      const double flops = static_cast<double>(matmul_flops_per_token(model.config));
-      const double bw_floor_tok_s = m.read_bandwidth_gbs * 1e9 / bytes;
-      const double compute_floor_tok_s = m.gemm_gflops * 1e9 / flops;
-      std::printf(
-          "machine: read bandwidth %.1f GB/s (%.0f MB buffer), fp32 GEMM %.1f GFLOP/s (best of "
-          "OpenBLAS %.1f and packed-%s %.1f)\n",
-          m.read_bandwidth_gbs, m.bandwidth_buffer_bytes / 1e6, m.gemm_gflops, m.blas_gemm_gflops,
-          m.packed_isa.c_str(), m.packed_gemm_gflops);
-      std::printf("model: %.1f MB of weights read per token, %.1f MFLOP per token (matmuls)\n",
-                  bytes / 1e6, flops / 1e6);
-      std::printf(
-          "bandwidth floor (batch-1 decode): %.1f tok/s; single-request decode reaches "
-          "%.0f%% of it (1/TPOT = %.1f tok/s)\n",
-          bw_floor_tok_s, 100.0 / single.mean_tpot_s / bw_floor_tok_s, 1.0 / single.mean_tpot_s);
-      std::printf(
-          "compute floor (large batch): %.1f tok/s; continuous batching reaches %.0f%% of "
-          "it in total tokens/s\n",
-          compute_floor_tok_s, 100.0 * cont.total_tok_s() / compute_floor_tok_s);
-      report["machine"] = {{"read_bandwidth_gbs", m.read_bandwidth_gbs},
-                           {"bandwidth_buffer_bytes", m.bandwidth_buffer_bytes},
-                           {"gemm_gflops", m.gemm_gflops},
-                           {"blas_gemm_gflops", m.blas_gemm_gflops},
-                           {"packed_gemm_gflops", m.packed_gemm_gflops},
-                           {"packed_isa", m.packed_isa},
-                           {"weight_bytes", bytes},
-                           {"matmul_flops_per_token", flops},
-                           {"bandwidth_floor_tok_s", bw_floor_tok_s},
-                           {"compute_floor_tok_s", compute_floor_tok_s}};
-    }
+  }
+  if (!flags.on("no-probe")) {
+    // The bytes one decode step reads at the dtype in use (fp32 figures when not reported).
+    const double bytes = cont.weight_bytes_per_token > 0
+                             ? static_cast<double>(cont.weight_bytes_per_token)
+                             : static_cast<double>(weight_bytes(model.config));
+    report["machine"] =
+        print_floors(model.config, cont, single_run ? &*single_run : nullptr, bytes);
   }
   if (config.speculative.enabled()) {
     report["speculative"] =

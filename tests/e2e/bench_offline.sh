@@ -24,6 +24,35 @@ assert r["continuous"]["max_seqs_in_step"] >= 1, r["continuous"]
 assert r["ratio_output_tok_s"] > 0
 PY
 
+# The in-run floors (issue #38): decode at the batch the run reached, and a single request's
+# prefill, each against the machine probed in the same run; their report fields agree with the
+# printed lines (shares, not speeds, so nothing here depends on the machine).
+if "$BIN" bench offline --model "$MODEL" --num-prompts 4 --input-len 32 --output-len 8 \
+  --max-num-seqs 4 --skip-single --json "$WORK/floors.json" >"$WORK/floors.out" 2>&1 &&
+  "$BIN" bench offline --model "$MODEL" --num-prompts 1 --input-len 200 --output-len 1 \
+    --skip-single --json "$WORK/prefill.json" >"$WORK/prefill.out" 2>&1; then
+  pass "bench offline with floors exits 0"
+else
+  fail "bench offline with floors: $(tail -n 20 "$WORK/floors.out" "$WORK/prefill.out")"
+fi
+grep -q "^decode at 4 seqs: floor [0-9.]* tok/s" "$WORK/floors.out" &&
+  pass "a 4-sequence run is held to its decode floor" || fail "no decode floor: $(cat "$WORK/floors.out")"
+grep -q "^prefill of 200 tokens: .* compute floor (matmuls + attention)" "$WORK/prefill.out" &&
+  pass "a one-request run is held to its prefill floor" || fail "no prefill floor: $(cat "$WORK/prefill.out")"
+if python3 - "$WORK/floors.json" "$WORK/prefill.json" <<'PY'; then pass "floor fields consistent"; else fail "floor fields"; fi
+import json, sys
+d, p = (json.load(open(f))["machine"] for f in sys.argv[1:3])
+assert d["decode_batch"] == 4 and d["decode_floor_tok_s"] > 0 and d["decode_tok_s"] > 0, d
+# The step floor is the slower of reading the weights and computing 4 tokens.
+step = max(1 / d["bandwidth_floor_tok_s"], 4 / d["compute_floor_tok_s"])
+assert abs(d["decode_floor_tok_s"] - 4 / step) < 1e-6 * d["decode_floor_tok_s"], d
+assert "prefill_s" not in d, d
+assert p["prefill_tokens"] == 200 and p["prefill_s"] > 0, p
+# Matmuls alone take 200 tokens' worth of compute; attention adds to it.
+assert p["prefill_floor_s"] > 200 / p["compute_floor_tok_s"], p
+assert "decode_batch" not in p, p
+PY
+
 cat >"$WORK/data.jsonl" <<'JSONL'
 {"prompt": "hello there", "output_len": 3}
 {"conversations": [{"from": "human", "value": "what is a page?"}, {"from": "gpt", "value": "a block"}]}
