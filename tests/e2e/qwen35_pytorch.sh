@@ -20,14 +20,7 @@ cat "$WORK/out.log"
 cp "$TINY/tokenizer.json" "$TINY/tokenizer_config.json" "$FX/qwen3_5/"
 
 # 1. The oracle and the runner against PyTorch's logits, 1e-4, every chunking.
-run "qwen3_5_text logits match PyTorch" "$TOOL" "$FX/qwen3_5" "$FX/qwen3_5"
-cat "$WORK/out.log"
-grep -q "naive: 300 rows" "$WORK/out.log" && pass "the naive oracle was compared on all 300 rows" ||
-  fail "naive rows: $(cat "$WORK/out.log")"
-for chunk in "chunks of 1: 300 rows" "chunks of 7: 43 rows" "chunks of 64: 5 rows" "chunks of 300: 1 rows"; do
-  grep -q "runner $chunk" "$WORK/out.log" && pass "the runner prefilled in $chunk" ||
-    fail "runner $chunk missing: $(cat "$WORK/out.log")"
-done
+matches_pytorch qwen3_5
 
 # 2. The comparison can fail: the same weights read with more of each head rotated, or another
 # RoPE base.

@@ -19,14 +19,7 @@ for variant in qwen3_next qwen3_5_moe; do
   cp "$TINY/tokenizer.json" "$TINY/tokenizer_config.json" "$FX/$variant/"
 
   # 1. The oracle and the runner against PyTorch's logits, 1e-4, every chunking.
-  run "$variant logits match PyTorch" "$TOOL" "$FX/$variant" "$FX/$variant"
-  cat "$WORK/out.log"
-  grep -q "naive: 300 rows" "$WORK/out.log" && pass "$variant: the naive oracle was compared on all 300 rows" ||
-    fail "$variant naive rows: $(cat "$WORK/out.log")"
-  for chunk in "chunks of 1: 300 rows" "chunks of 7: 43 rows" "chunks of 64: 5 rows" "chunks of 300: 1 rows"; do
-    grep -q "runner $chunk" "$WORK/out.log" && pass "$variant: the runner prefilled in $chunk" ||
-      fail "$variant runner $chunk missing: $(cat "$WORK/out.log")"
-  done
+  matches_pytorch "$variant"
 done
 
 # 2. The comparison can fail: the same weights routed to three experts, or without renormalising.
@@ -67,12 +60,7 @@ grep -q '"qwen3_5_moe_text"' "$WORK/tiny-moe/config.json" &&
   grep -q '"shared_expert_intermediate_size": 96' "$WORK/tiny-moe/config.json" &&
   pass "the tiny config is a qwen3_5_moe_text with its shared expert" ||
   fail "config: $(cat "$WORK/tiny-moe/config.json")"
-"$PY" - "$WORK/tiny-moe/model.safetensors" >"$WORK/names.txt" <<'PYEOF'
-import json, struct, sys
-f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
-for k, v in json.loads(f.read(n)).items():
-    if k != "__metadata__": print(k, v["shape"])
-PYEOF
+tensor_names "$WORK/tiny-moe/model.safetensors" >"$WORK/names.txt"
 grep -q "model.layers.0.mlp.experts.gate_up_proj \[8, 128, 128\]" "$WORK/names.txt" &&
   ! grep -q "mlp.experts.0.gate_proj" "$WORK/names.txt" &&
   pass "qwen3_5_moe's experts are stacked as gate_up_proj [E, 2I, H]" ||
@@ -92,12 +80,7 @@ run "make-tiny-model qwen3_next bf16" "$BIN" make-tiny-model "$WORK/tiny-next" \
   --model-type qwen3_next --dtype bf16 --hidden-size 128 --num-layers 4 --num-heads 4 \
   --num-kv-heads 2 --head-dim 32 --intermediate-size 256 --linear-num-key-heads 2 \
   --linear-num-value-heads 4 --num-experts 8 --num-experts-per-tok 2 --moe-intermediate-size 64
-"$PY" - "$WORK/tiny-next/model.safetensors" >"$WORK/names.txt" <<'PYEOF'
-import json, struct, sys
-f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
-for k, v in json.loads(f.read(n)).items():
-    if k != "__metadata__": print(k, v["shape"])
-PYEOF
+tensor_names "$WORK/tiny-next/model.safetensors" >"$WORK/names.txt"
 # Two key heads, each [q 32 | k 32 | v 2x32 | z 2x32] = 192 rows; ba: 2 x (2 + 2).
 grep -q "model.layers.0.linear_attn.in_proj_qkvz.weight \[384, 128\]" "$WORK/names.txt" &&
   grep -q "model.layers.0.linear_attn.in_proj_ba.weight \[8, 128\]" "$WORK/names.txt" &&

@@ -1,8 +1,9 @@
 # What the e2e scripts that check pagedserve against real PyTorch share (source after
 # server.bash): PY, Debian's python3 that has python3-torch; TOOL, tests/tools/convert_logits;
-# FX, the folder their fixture scripts write to; edit_config, and for a script that sets FIXTURE
-# (the fixture checkpoint's folder name under FX) copy_fixture and expect_miss. Ends the script
-# with a FAIL line when torch or the tool is missing.
+# FX, the folder their fixture scripts write to; edit_config, matches_pytorch (a fixture's 300
+# rows, every chunking), tensor_names, and for a script that sets FIXTURE (the fixture
+# checkpoint's folder name under FX) copy_fixture and expect_miss. Ends the script with a FAIL
+# line when torch or the tool is missing.
 PY=/usr/bin/python3
 TOOL="$BUILD/tests/convert_logits"
 FX="$WORK/fx"
@@ -31,4 +32,26 @@ expect_miss() {
   else
     pass "$1: logits miss PyTorch ($(grep -m1 -o 'runner: .*' "$WORK/out.log"))"
   fi
+}
+
+# matches_pytorch NAME: convert_logits checks $FX/NAME's naive oracle on all 300 rows and the
+# runner prefilling in chunks of 1, 7, 64 and 300 against PyTorch's logits (1e-4).
+matches_pytorch() {
+  run "$1 logits match PyTorch" "$TOOL" "$FX/$1" "$FX/$1"
+  cat "$WORK/out.log"
+  grep -q "naive: 300 rows" "$WORK/out.log" && pass "$1: the naive oracle was compared on all 300 rows" ||
+    fail "$1 naive rows: $(cat "$WORK/out.log")"
+  for chunk in "chunks of 1: 300 rows" "chunks of 7: 43 rows" "chunks of 64: 5 rows" "chunks of 300: 1 rows"; do
+    grep -q "runner $chunk" "$WORK/out.log" && pass "$1: the runner prefilled in $chunk" ||
+      fail "$1 runner $chunk missing: $(cat "$WORK/out.log")"
+  done
+}
+
+tensor_names() {  # tensor_names FILE.safetensors: "name [shape]" per tensor, from its header
+  "$PY" - "$1" <<'PYEOF'
+import json, struct, sys
+f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
+for k, v in json.loads(f.read(n)).items():
+    if k != "__metadata__": print(k, v["shape"])
+PYEOF
 }
