@@ -16,6 +16,7 @@ namespace ps {
 namespace {
 
 using testutil::checkpoint_tensors;
+using testutil::expect_same_weights;
 using testutil::OwnedTensor;
 using testutil::small_config;
 using testutil::TempDir;
@@ -34,20 +35,6 @@ std::string load_error(const std::string& dir) {
 
 #define EXPECT_CONTAINS(haystack, needle) \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
-void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
-  ModelWeights& ma = const_cast<ModelWeights&>(a);
-  ModelWeights& mb = const_cast<ModelWeights&>(b);
-  const auto sa = weight_slots(ma);
-  const auto sb = weight_slots(mb);
-  ASSERT_EQ(sa.size(), sb.size());
-  for (size_t i = 0; i < sa.size(); ++i) {
-    ASSERT_TRUE(sa[i].tensor->defined()) << sa[i].name;
-    ASSERT_TRUE(sb[i].tensor->defined()) << sb[i].name;
-    EXPECT_TRUE(tensors_equal(*sa[i].tensor, *sb[i].tensor)) << sa[i].name;
-  }
-  EXPECT_TRUE(tensors_equal(a.lm_head, b.lm_head));
-}
 
 class LoaderFamilies : public ::testing::TestWithParam<std::string> {};
 
@@ -274,83 +261,6 @@ TEST(Loader, Qwen3_5CheckpointLoadsItsHybridLayers) {
     TempDir dir;
     write_checkpoint(dir.path(), w, DType::bf16);
     EXPECT_EQ(resolve_model_dtype(dir.path(), ModelDtype::auto_dtype), ModelDtype::bf16);
-  }
-}
-
-// Whether rows [a_row, a_row + n) of `a` hold the same floats as rows [b_row, b_row + n) of `b`
-// (both read as rows of their last size).
-bool same_rows(const Tensor& a, int64_t a_row, const Tensor& b, int64_t b_row, int64_t n) {
-  const int64_t cols = a.size(-1);
-  if (b.size(-1) != cols || (a_row + n) * cols > a.numel() || (b_row + n) * cols > b.numel()) {
-    return false;
-  }
-  return std::memcmp(a.data_ptr<float>() + a_row * cols, b.data_ptr<float>() + b_row * cols,
-                     sizeof(float) * size_t(n * cols)) == 0;
-}
-
-// Qwen3-Next keeps a linear layer's q, k, v and z per key head in in_proj_qkvz and its b and a in
-// in_proj_ba; Qwen3.5-MoE stacks a layer's experts. stored_tensors writes those layouts (checked
-// row by row against the engine's slots: two key heads of two value heads each) and load_model
-// reads back exactly the slots.
-TEST(Loader, Qwen3NextAndQwen3_5MoeFusedLayoutsRoundTrip) {
-  for (const std::string type : {"qwen3_next", "qwen3_5_moe_text"}) {
-    SCOPED_TRACE(type);
-    ModelConfig c = small_config(type);
-    c.layer_types = {LayerType::linear_attention, LayerType::full_attention};
-    c.linear = LinearAttentionShape{4, 2, 4, 16, 12};  // kernel, Hk, Hv, dk, dv
-    c.attn_output_gate = true;
-    c.partial_rotary_factor = 0.5f;
-    c.moe.num_experts = 4;
-    c.moe.num_experts_per_tok = 2;
-    c.moe.moe_intermediate_size = 32;
-    c.moe.shared_expert_intermediate_size = 48;
-    c.moe.norm_topk_prob = true;
-    ModelWeights w = make_random_weights(c, 9);
-    const std::vector<StoredTensor> stored = stored_tensors(w, DType::f32);
-    auto find = [&](const std::string& name) -> Tensor {
-      for (const StoredTensor& t : stored) {
-        if (t.name == name) return t.tensor;
-      }
-      ADD_FAILURE() << "no stored tensor " << name;
-      return Tensor::zeros({1, c.hidden_size}, DType::f32);
-    };
-    const Tensor gate = find("model.layers.0.mlp.shared_expert_gate.weight");
-    EXPECT_EQ(gate.sizes(), (std::vector<int64_t>{1, 64}));
-    if (type == "qwen3_next") {
-      const BasicLayerWeights<Tensor>& l = w.layers[0];
-      const Tensor qkvz = find("model.layers.0.linear_attn.in_proj_qkvz.weight");
-      const Tensor ba = find("model.layers.0.linear_attn.in_proj_ba.weight");
-      // A group: q 16, k 16, v 2 x 12, z 2 x 12 rows; in_proj_qkv is q (32), k (32), v (48).
-      ASSERT_EQ(qkvz.sizes(), (std::vector<int64_t>{160, 64}));
-      ASSERT_EQ(ba.sizes(), (std::vector<int64_t>{8, 64}));
-      for (int64_t g = 0; g < 2; ++g) {
-        EXPECT_TRUE(same_rows(qkvz, g * 80, l.in_proj_qkv, g * 16, 16)) << "q of key head " << g;
-        EXPECT_TRUE(same_rows(qkvz, g * 80 + 16, l.in_proj_qkv, 32 + g * 16, 16)) << "k " << g;
-        EXPECT_TRUE(same_rows(qkvz, g * 80 + 32, l.in_proj_qkv, 64 + g * 24, 24)) << "v " << g;
-        EXPECT_TRUE(same_rows(qkvz, g * 80 + 56, l.in_proj_z, g * 24, 24)) << "z " << g;
-        EXPECT_TRUE(same_rows(ba, g * 4, l.in_proj_b, g * 2, 2)) << "b " << g;
-        EXPECT_TRUE(same_rows(ba, g * 4 + 2, l.in_proj_a, g * 2, 2)) << "a " << g;
-      }
-      find("model.layers.0.mlp.experts.3.down_proj.weight");  // Qwen3-Next's experts: one each
-    } else {
-      const BasicMoeLayerWeights<Tensor>& m = w.layers[1].moe;
-      const Tensor gate_up = find("model.layers.1.mlp.experts.gate_up_proj");
-      const Tensor down = find("model.layers.1.mlp.experts.down_proj");
-      ASSERT_EQ(gate_up.sizes(), (std::vector<int64_t>{4, 64, 64}));
-      ASSERT_EQ(down.sizes(), (std::vector<int64_t>{4, 64, 32}));
-      for (int64_t j = 0; j < 4; ++j) {
-        EXPECT_TRUE(same_rows(gate_up, j * 64, m.experts[size_t(j)].gate_proj, 0, 32)) << j;
-        EXPECT_TRUE(same_rows(gate_up, j * 64 + 32, m.experts[size_t(j)].up_proj, 0, 32)) << j;
-        EXPECT_TRUE(same_rows(down, j * 64, m.experts[size_t(j)].down_proj, 0, 64)) << j;
-      }
-      find("model.layers.0.linear_attn.in_proj_qkv.weight");  // Qwen3.5 keeps these apart
-    }
-    TempDir dir;
-    write_file(dir.file("config.json"), c.to_json());
-    write_safetensors_file(dir.file("model.safetensors"), safetensors_entries(stored));
-    const LoadedModel loaded = load_model(dir.path());
-    EXPECT_EQ(loaded.config.model_type, type);
-    expect_same_weights(*loaded.weights, w);
   }
 }
 

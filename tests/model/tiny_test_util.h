@@ -147,6 +147,21 @@ inline bool tensors_equal(const at::Tensor& a, const Tensor& b) {
   return tensors_equal(a, to_torch(b));
 }
 
+// Every slot of `a` and `b` (weight_slots order) defined and equal, and their lm_heads.
+inline void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
+  ModelWeights& ma = const_cast<ModelWeights&>(a);
+  ModelWeights& mb = const_cast<ModelWeights&>(b);
+  const auto sa = weight_slots(ma);
+  const auto sb = weight_slots(mb);
+  ASSERT_EQ(sa.size(), sb.size());
+  for (size_t i = 0; i < sa.size(); ++i) {
+    ASSERT_TRUE(sa[i].tensor->defined()) << sa[i].name;
+    ASSERT_TRUE(sb[i].tensor->defined()) << sb[i].name;
+    EXPECT_TRUE(tensors_equal(*sa[i].tensor, *sb[i].tensor)) << sa[i].name;
+  }
+  EXPECT_TRUE(tensors_equal(a.lm_head, b.lm_head));
+}
+
 }  // namespace ps::testutil
 namespace ps {
 using testutil::tensors_equal;  // every test file of tests/model/ compares tensors
