@@ -94,13 +94,7 @@ body='{"model":"tiny-next","prompt":"Hello there, tell me a story","max_tokens":
 code=$(curl -s -o "$WORK/comp.json" -w '%{http_code}' --max-time 120 -H 'Content-Type: application/json' \
   -d "$body" "$URL/v1/completions")
 check "completion on the qwen3_next checkpoint answers 200" "$code" = 200
-"$(dirname "$BIN")/pagedserve-train" generate --model "$MODEL" --prompt "Hello there, tell me a story" \
-  --max-tokens 32 --ignore-eos --naive >"$WORK/naive.txt"
-same=$("$PY" -c '
-import json, sys
-http = json.load(open(sys.argv[1]))["choices"][0]["text"].replace("\ufffd", "")
-naive = open(sys.argv[2], "rb").read().decode("utf-8", "ignore").removesuffix("\n")
-print("yes" if http == naive and len(naive) > 20 else "no: %r vs %r" % (http, naive))' "$WORK/comp.json" "$WORK/naive.txt")
+same=$(http_equals_naive "$WORK/comp.json" 32)
 check "qwen3_next: HTTP greedy text equals the naive oracle's" "$same" = yes
 stop_server "$SERVER_PID" TERM 30
 

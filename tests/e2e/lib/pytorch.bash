@@ -1,7 +1,7 @@
 # What the e2e scripts that check pagedserve against real PyTorch share (source after
 # server.bash): PY, Debian's python3 that has python3-torch; TOOL, tests/tools/convert_logits;
 # FX, the folder their fixture scripts write to; edit_config, matches_pytorch (a fixture's 300
-# rows, every chunking), tensor_names, and for a script that sets FIXTURE (the fixture
+# rows, every chunking), tensor_names, http_equals_naive, and for a script that sets FIXTURE (the fixture
 # checkpoint's folder name under FX) copy_fixture and expect_miss. Ends the script with a FAIL
 # line when torch or the tool is missing.
 PY=/usr/bin/python3
@@ -54,4 +54,19 @@ f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
 for k, v in json.loads(f.read(n)).items():
     if k != "__metadata__": print(k, v["shape"])
 PYEOF
+}
+
+# http_equals_naive COMPLETION_JSON MAX_TOKENS: "yes" when the completion's text equals the
+# PyTorch oracle's greedy text for $MODEL and the prompt "Hello there, tell me a story" (and is
+# over 20 characters), else "no: " and both. The oracle prints raw bytes; JSON carries U+FFFD
+# where a token ends mid-character. Both are compared without those: a different token anywhere
+# still shows.
+http_equals_naive() {
+  "$(dirname "$BIN")/pagedserve-train" generate --model "$MODEL" --prompt "Hello there, tell me a story" \
+    --max-tokens "$2" --ignore-eos --naive >"$WORK/naive.txt"
+  "$PY" -c '
+import json, sys
+http = json.load(open(sys.argv[1]))["choices"][0]["text"].replace("\ufffd", "")
+naive = open(sys.argv[2], "rb").read().decode("utf-8", "ignore").removesuffix("\n")
+print("yes" if http == naive and len(naive) > 20 else "no: %r vs %r" % (http, naive))' "$1" "$WORK/naive.txt"
 }
