@@ -157,7 +157,8 @@ void read_moe_fields(const json& j, const std::string& origin, ModelConfig* c) {
 
 void validate_moe(const ModelConfig& c, const std::string& origin) {
   const MoeConfig& m = c.moe;
-  const bool qwen_moe = c.model_type == "qwen3_moe" || c.model_type == "qwen3_5_moe_text";
+  const bool qwen_moe = c.model_type == "qwen3_moe" || c.model_type == "qwen3_next" ||
+                        c.model_type == "qwen3_5_moe_text";
   if (qwen_moe && !m.enabled()) {
     fail(origin, "model_type " + c.model_type + " needs num_experts > 0");
   }
@@ -167,8 +168,7 @@ void validate_moe(const ModelConfig& c, const std::string& origin) {
     }
     return;
   }
-  if (!qwen_moe && c.model_type != "qwen3_next" && c.model_type != "minimind" &&
-      c.model_type != "gpt_oss") {
+  if (!qwen_moe && c.model_type != "minimind" && c.model_type != "gpt_oss") {
     fail(origin,
          "experts are only supported for model_type qwen3_moe, qwen3_next, qwen3_5_moe_text, "
          "minimind and gpt_oss, not " +
@@ -206,7 +206,6 @@ void write_moe_fields(const ModelConfig& c, json* out) {
   const MoeConfig& m = c.moe;
   if (c.model_type == "qwen3_moe" || c.model_type == "qwen3_next" ||
       c.model_type == "qwen3_5_moe_text") {
-    if (!m.enabled()) return;  // a dense qwen3_next
     if (m.shared_expert_intermediate_size > 0) {
       j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
     }
