@@ -1,7 +1,8 @@
-// `pagedserve bench offline | serve | prefix`: the benchmark harness (bench/README.md).
+// `pagedserve bench offline | serve | prefix | accuracy`: the benchmark harness (bench/README.md).
 //   offline: continuous batching vs single-request mode on one seeded workload, in-process,
 //            with the machine's bandwidth and GEMM limits measured in the same run.
 //   serve, prefix: the HTTP benches, bench_http_command.cpp.
+//   accuracy: a precision against the fp32 reference, bench_accuracy_command.cpp.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -100,7 +101,14 @@ constexpr const char* kUsage =
     "      [--api-key KEY] [--json FILE] [--plot FILE.png]\n"
     "      [--no-progress] [--allow-remote]\n"
     "  pagedserve bench prefix [--url ...] [--num-prompts 16] [--prefix-len 1024]\n"
-    "      [--suffix-len 32] [--output-len 16] [--vocab-size 6400] [--json FILE]\n";
+    "      [--suffix-len 32] [--output-len 16] [--vocab-size 6400] [--json FILE]\n"
+    "  pagedserve bench accuracy [--model DIR] [--num-prompts 64] [--input-len 64]\n"
+    "      [--output-len 128] [--range-ratio 0] [--dataset FILE.jsonl] [--seed 0] [--json FILE]\n"
+    "      [--dtype D] [--quantization int8] [--quantization-group N] [--kv-cache-dtype D]\n"
+    "      [--kernel K] [--kernel-isa I]\n"
+    "      (those flags' path against fp32 weights and cache on our packed kernel, fed the\n"
+    "      reference's greedy tokens: max/mean |dlogit|, top-1 agreement, identical\n"
+    "      continuations)\n";
 
 json to_json(const ModeResult& r) {
   return {{"mode", r.mode},
@@ -331,6 +339,7 @@ int bench_command(int argc, char** argv) {
   if (mode == "offline") return bench_cli::bench_offline(argc, argv);
   if (mode == "serve") return bench_cli::bench_serve(argc, argv);
   if (mode == "prefix") return bench_cli::bench_prefix(argc, argv);
+  if (mode == "accuracy") return bench_cli::bench_accuracy(argc, argv);
   throw UsageError(bench_cli::kUsage);
 }
 

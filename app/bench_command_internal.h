@@ -27,5 +27,7 @@ std::vector<std::string> name_list(const Flags& flags, const std::string& flag);
 // `pagedserve bench serve` and `bench prefix` (bench_http_command.cpp).
 int bench_serve(int argc, char** argv);
 int bench_prefix(int argc, char** argv);
+// `pagedserve bench accuracy` (bench_accuracy_command.cpp).
+int bench_accuracy(int argc, char** argv);
 
 }  // namespace ps::bench_cli
