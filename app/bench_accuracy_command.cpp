@@ -25,6 +25,9 @@ std::string candidate_name(const Flags& flags, const RunnerOptions& o) {
          ")";
   }
   s += ", --kv-cache-dtype " + flags.str("kv-cache-dtype", "auto");
+  if (o.compute_dtype != ComputeDtype::f32) {
+    s += std::string(", --compute-dtype ") + compute_dtype_name(o.compute_dtype);
+  }
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "app/speculative_flags.h"
 #include "checkpoint/hub_cache.h"
 #include "convert/lora_merge.h"
+#include "cpu/packed_layer.h"
 #include "kernels/kernel_isa.h"
 
 namespace ps {
@@ -30,6 +31,7 @@ Flags engine_command_flags(int argc, char** argv, int first, std::set<std::strin
                  "quantization",
                  "quantization-group",
                  "kv-cache-dtype",
+                 "compute-dtype",
                  "device",
                  "gpu-memory-utilization",
                  "scheduling-policy",
@@ -195,6 +197,14 @@ EngineConfig engine_config_from_flags(const Flags& flags) {
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("flag --kernel-isa: ") + e.what());
     }
+  }
+  // After the ISA: bfloat16 compute needs the avx512 one (cpu/packed_layer.h). The CUDA
+  // executor computes in bf16 whatever this says.
+  try {
+    c.runner.compute_dtype = parse_compute_dtype(flags.str("compute-dtype", "float32"));
+    if (c.device.device != Device::cuda) check_compute_dtype(c.runner);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("flag --compute-dtype: ") + e.what());
   }
   return c;
 }

@@ -12,7 +12,7 @@ namespace ps {
 // A command's flags plus the engine's: --block-size --num-blocks --kv-cache-memory
 // --max-num-seqs --max-batched-tokens --max-model-len --max-queued-requests --lora --revision
 // --kernel auto|packed|blas --kernel-isa auto|avx512|avx2|generic --dtype --quantization
-// --quantization-group --kv-cache-dtype (model_dtype.h), --device auto|cpu|cuda
+// --quantization-group --kv-cache-dtype --compute-dtype (model_dtype.h), --device auto|cpu|cuda
 // --gpu-memory-utilization (executor/device_select.h), --speculative ngram and its tuning
 // flags (app/speculative_flags.h), and the switches --no-prefix-caching, --enforce-eager
 // and --disable-hybrid-kv-cache-manager.

@@ -77,6 +77,7 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   if (m.embed.sizes() != table_shape || lm_head.sizes() != table_shape) {
     throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
   }
+  check_compute_dtype(options);
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
   m.lm_head = projection(lm_head, tuner, options);
   release_mapped_pages(*m.weights, lm_head);
@@ -93,6 +94,9 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
                      " (" + std::to_string(m.weight_bytes_per_token() / 1000000) +
                      " MB read per token)" + "; kv cache " +
                      kv_cache_dtype_name(options.kv_cache_dtype);
+  if (options.compute_dtype == ComputeDtype::bf16) {
+    m.kernel_summary += "; compute bfloat16 (avx512_bf16 dot products)";
+  }
   m.kv_dtype = options.kv_cache_dtype;
   const DType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? DType::bf16 : DType::f32;
   m.rope = rope_frequencies(c);

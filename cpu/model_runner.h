@@ -28,6 +28,9 @@ struct RunnerOptions {
   int64_t quantization_group = 0;
   // --kv-cache-dtype: the cache's element type (attention computes in fp32 either way).
   KvCacheDtype kv_cache_dtype = KvCacheDtype::f32;
+  // --compute-dtype: bfloat16 runs every float projection on the bf16 dot products (model_dtype.h);
+  // needs AVX512_BF16 and the avx512 kernel ISA, float weights and the packed kernel.
+  ComputeDtype compute_dtype = ComputeDtype::f32;
 };
 
 class ModelRunner : public Executor {

@@ -32,6 +32,26 @@ const Tensor& matrix(const Tensor& t, const char* name) {
   return t;
 }
 
+void check_compute_dtype(const RunnerOptions& o) {
+  if (o.compute_dtype != ComputeDtype::bf16) return;
+  if (o.quantization != WeightQuantization::none) {
+    throw std::invalid_argument(
+        "--compute-dtype bfloat16 computes on float weights; --quantization int8 computes in "
+        "float32");
+  }
+  if (o.linear_mode == LinearMode::blas) {
+    throw std::invalid_argument(
+        "--compute-dtype bfloat16 runs on the packed kernel, not --kernel blas");
+  }
+  if (!cpu_has_avx512_bf16() || active_kernel_isa() != KernelIsa::avx512) {
+    throw std::invalid_argument(
+        std::string("--compute-dtype bfloat16 needs a CPU with AVX512_BF16 and the avx512 kernel "
+                    "ISA (this CPU ") +
+        (cpu_has_avx512_bf16() ? "has AVX512_BF16" : "has no AVX512_BF16") + ", kernel ISA " +
+        kernel_isa_name(active_kernel_isa()) + ")");
+  }
+}
+
 Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o) {
   if (w.dim() != 2) {
     throw std::invalid_argument("ModelRunner: a projection weight must be a 2-D matrix");
@@ -39,6 +59,9 @@ Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& 
   const PanelFormat format = panel_format_for(w.dtype(), o.quantization);
   if (format == PanelFormat::i8 && o.linear_mode == LinearMode::blas) {
     throw std::invalid_argument("--quantization int8 runs on the packed kernel, not --kernel blas");
+  }
+  if (o.compute_dtype == ComputeDtype::bf16) {
+    return Projection(w, PanelFormat::bf16_pairs, 0);  // compute_dtype_check held at load
   }
   // --kernel blas asks for OpenBLAS, which computes on fp32: a bf16/f16 matrix is widened for it.
   if (format == PanelFormat::f32 || o.linear_mode == LinearMode::blas) {

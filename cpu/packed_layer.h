@@ -48,6 +48,9 @@ const Tensor& matrix(const Tensor& t, const char* name);
 // The weight in the form(s) the tuner's plan for its shape runs; narrow or quantized weights
 // are packed panels only (lowbit_weights.h).
 Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o);
+// Throws std::invalid_argument naming the flag when --compute-dtype bfloat16 cannot run here:
+// int8 weights, --kernel blas, or no AVX512_BF16 on the active (avx512) kernel ISA.
+void check_compute_dtype(const RunnerOptions& o);
 
 // A layer's weights packed, checked against the config's shapes.
 PackedLayer pack_layer(const LayerWeights& l, const ModelConfig& c, LinearTuner& tuner,

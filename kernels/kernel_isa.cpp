@@ -28,6 +28,19 @@ bool cpu_has_avx512() {
 #endif
 }
 
+}  // namespace
+
+bool cpu_has_avx512_bf16() {
+#if PS_X86_KERNELS
+  __builtin_cpu_init();
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+namespace {
+
 std::string runnable_list() {
   std::string s;
   for (KernelIsa isa : runnable_kernel_isas())

@@ -33,4 +33,8 @@ KernelIsa active_kernel_isa();
 // std::invalid_argument when this CPU cannot run it, naming what it can.
 void force_kernel_isa(KernelIsa isa);
 
+// Whether this CPU has AVX512_BF16's `vdpbf16ps` (on top of the avx512 ISA): the bf16 dot
+// products of --compute-dtype bfloat16 (packed_kernels.h, panel_avx512_bf16).
+bool cpu_has_avx512_bf16();
+
 }  // namespace ps

@@ -202,6 +202,7 @@ void panel_avx512(const PanelJob& j) {
       return panel<PanelFormat::i8>(j);
     case PanelFormat::mxfp4:
       return panel<PanelFormat::mxfp4>(j);
+    case PanelFormat::bf16_pairs:  // packed_linear runs these on panel_avx512_bf16 only
     case PanelFormat::f32:
       break;
   }

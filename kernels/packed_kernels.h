@@ -20,7 +20,9 @@
 
 namespace ps {
 
-enum class PanelFormat : uint8_t { f32, bf16, f16, i8, mxfp4 };
+// bf16_pairs: bf16 weights with each column's k-steps 2p and 2p + 1 side by side, the operand
+// layout of `vdpbf16ps` (--compute-dtype bfloat16: panel_avx512_bf16 alone runs it).
+enum class PanelFormat : uint8_t { f32, bf16, f16, i8, mxfp4, bf16_pairs };
 
 struct PanelJob {
   const float* x = nullptr;  // first input row of the job
@@ -38,6 +40,10 @@ struct PanelJob {
   // result is the fp32 kernel's on the dequantized matrix, bit for bit.
   const uint8_t* exponents = nullptr;
   int64_t k = 0;
+  // bf16_pairs only: the job's input rows rounded to bf16 (round_rows_to_bf16), ldxh elements
+  // apart, each padded with a zero to an even length.
+  const uint16_t* xh = nullptr;
+  int64_t ldxh = 0;
   float* y = nullptr;  // output at (first row, the panel's first column)
   int64_t ldy = 0;
   const float* bias = nullptr;  // at the panel's first column, or nullptr
@@ -60,6 +66,14 @@ void panel_generic(const PanelJob& job);
 #if PS_X86_KERNELS
 void panel_avx2(const PanelJob& job);    // 6x16 register tile, 12 of 16 ymm registers
 void panel_avx512(const PanelJob& job);  // 12x32 register tile, 24 of 32 zmm registers
+// bf16_pairs panels by `vdpbf16ps` (AVX512_BF16): per row and column one fp32 chain over the
+// k-pairs in order, each step adding the pair's two exact bf16 products, whatever the tile
+// height (so a row's result does not depend on the batch). 12x32 tile as panel_avx512's.
+void panel_avx512_bf16(const PanelJob& job);
+// out[r, 0..k) = x[r, 0..k) rounded to bf16 (nearest even), out[r, k] = 0 when k is odd; rows
+// ldx and ldo elements apart. The activations of a bf16_pairs product.
+void round_rows_to_bf16(const float* x, int64_t ldx, int64_t m, int64_t k, uint16_t* out,
+                        int64_t ldo);
 #endif
 
 }  // namespace ps

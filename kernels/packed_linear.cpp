@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/packed_kernels.h"
 
@@ -55,6 +56,29 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   const PackedLinearArgs a = with_dense_strides(args);
   if (a.m == 0) return;
   const PackedWeight& w = *a.w;
+  // bf16 dot products: the activations are rounded to bf16 once per call, not once per panel.
+  const int64_t ldxh = (w.k() + 1) / 2 * 2;
+  // The caller's buffer, reused across calls. Lambdas below must use the pointer: a
+  // thread_local named inside them would be each worker thread's own (empty) vector.
+  thread_local std::vector<uint16_t> xh_buffer;
+  const uint16_t* xh = nullptr;
+  if (w.format() == PanelFormat::bf16_pairs) {
+#if PS_X86_KERNELS
+    if (!cpu_has_avx512_bf16()) {
+      throw std::invalid_argument("packed_linear: bf16_pairs panels need AVX512_BF16");
+    }
+    fn = panel_avx512_bf16;
+    xh_buffer.resize(size_t(a.m * ldxh));
+    uint16_t* out = xh_buffer.data();
+    xh = out;
+    const int64_t grain_rows = std::max<int64_t>(1, 65536 / ldxh);
+    parallel_for(0, a.m, grain_rows, [&](int64_t r0, int64_t r1) {
+      round_rows_to_bf16(a.x + r0 * a.ldx, a.ldx, r1 - r0, w.k(), out + r0 * ldxh, ldxh);
+    });
+#else
+    throw std::invalid_argument("packed_linear: bf16_pairs panels need the x86 kernels");
+#endif
+  }
   const int64_t panels = w.panels();
   const int64_t chunks = (a.m + kRowChunk - 1) / kRowChunk;
   // Work unit u = (row chunk u / panels, panel u % panels): a thread's contiguous range of
@@ -78,6 +102,10 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.exponents = w.panel_exponents(u % panels);
       j.group = w.group();
       j.k = w.k();
+      if (xh != nullptr) {
+        j.xh = xh + r0 * ldxh;
+        j.ldxh = ldxh;
+      }
       j.y = a.y + r0 * a.ldy + col;
       j.ldy = a.ldy;
       j.bias = a.bias != nullptr ? a.bias + col : nullptr;
@@ -128,6 +156,11 @@ const char* packed_linear_isa() {
 
 bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa) {
   if (!cpu_can_run(isa)) return false;
+  // The bf16 dot products exist on one path only (panel_avx512_bf16).
+  if (args.w != nullptr && args.w->format() == PanelFormat::bf16_pairs &&
+      (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
+    return false;
+  }
   run(args, kernel_for(isa));
   return true;
 }

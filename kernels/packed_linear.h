@@ -30,7 +30,8 @@ class PackedWeight {
   PackedWeight(const float* w, int64_t n, int64_t k);
   // Panels of `format` from a row-major [n, k] source stored as `src` (f32, bf16 or f16), so a
   // bf16 checkpoint is packed without an fp32 copy. bf16/f16 from the same source copy bits;
-  // other pairs go through fp32, rounded to nearest even. i8 is symmetric weight-only
+  // other pairs go through fp32, rounded to nearest even. bf16_pairs holds bf16 in the layout of
+  // the bf16 dot products (packed_kernels.h), from any float source. i8 is symmetric weight-only
   // quantization: q = round(w / s) in [-127, 127] with s = max|w| / 127 over `group` k-steps of
   // one output column (group 0 = the whole row: one scale per output channel).
   PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k, PanelFormat format,
@@ -51,7 +52,9 @@ class PackedWeight {
   const void* panel_data(int64_t i) const { return data_.get() + i * panel_bytes(); }
   // Weight bytes of one panel (its scales or exponents apart).
   int64_t panel_bytes() const {
-    return format_ == PanelFormat::mxfp4 ? k_ * (kPanelCols / 2) : kPanelCols * k_ * elem_;
+    if (format_ == PanelFormat::mxfp4) return k_ * (kPanelCols / 2);
+    if (format_ == PanelFormat::bf16_pairs) return kPanelCols * ((k_ + 1) / 2 * 2) * 2;
+    return kPanelCols * k_ * elem_;
   }
   // i8: the panel's [groups, kPanelCols] scales; nullptr otherwise.
   const float* panel_scales(int64_t i) const {
@@ -79,6 +82,10 @@ class PackedWeight {
   struct Free {
     void operator()(void* p) const;
   };
+  // bf16_pairs: where weight (k-step p, panel column j) sits in its panel, in elements.
+  static int64_t pair_index(int64_t p, int64_t j);
+  void pack_pairs(const void* w, PanelFormat src, uint8_t* out) const;
+
   std::unique_ptr<uint8_t[], Free> data_;  // 64-byte aligned
   std::unique_ptr<float[]> scales_;
   std::unique_ptr<uint8_t[]> exponents_;

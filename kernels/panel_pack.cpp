@@ -22,6 +22,7 @@ int64_t element_bytes(PanelFormat f) {
       return 4;
     case PanelFormat::bf16:
     case PanelFormat::f16:
+    case PanelFormat::bf16_pairs:
       return 2;
     case PanelFormat::i8:
     case PanelFormat::mxfp4:  // not per weight: PackedWeight::panel_bytes says
@@ -46,12 +47,43 @@ float source_value(const void* w, PanelFormat src, int64_t i) {
     }
     case PanelFormat::i8:
     case PanelFormat::mxfp4:
+    case PanelFormat::bf16_pairs:
       break;
   }
-  throw std::invalid_argument("PackedWeight: an int8 or MXFP4 source is not supported here");
+  throw std::invalid_argument("PackedWeight: an int8, MXFP4 or paired source is not supported");
 }
 
 }  // namespace
+
+// bf16_pairs: column j's k-steps 2p and 2p + 1 side by side, the panel's columns one after the
+// other within a k-pair (kPanelCols pairs, 128 bytes), k-pair after k-pair; an odd k's last pair
+// ends in a zero.
+int64_t PackedWeight::pair_index(int64_t p, int64_t j) {
+  return ((p / 2) * kPanelCols + j) * 2 + p % 2;
+}
+
+void PackedWeight::pack_pairs(const void* w, PanelFormat src, uint8_t* out) const {
+  const int64_t n = n_, k = k_;
+  parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      uint16_t* dst = reinterpret_cast<uint16_t*>(out + p * panel_bytes());
+      std::memset(dst, 0, size_t(panel_bytes()));
+      for (int64_t j = 0; j < kPanelCols; ++j) {
+        const int64_t col = p * kPanelCols + j;
+        if (col >= n) continue;  // padding columns: zero weights
+        for (int64_t q = 0; q < k; ++q) {
+          uint16_t h;
+          if (src == PanelFormat::bf16) {
+            std::memcpy(&h, static_cast<const uint8_t*>(w) + 2 * (col * k + q), 2);
+          } else {
+            h = float_to_bf16(source_value(w, src, col * k + q));
+          }
+          dst[pair_index(q, j)] = h;
+        }
+      }
+    }
+  });
+}
 
 bool PackedWeight::row(int64_t r, float* out) const {
   if (r < 0 || r >= n_ || format_ == PanelFormat::i8) return false;
@@ -66,6 +98,9 @@ bool PackedWeight::row(int64_t r, float* out) const {
   } else if (format_ == PanelFormat::f32) {
     const float* w = reinterpret_cast<const float*>(panel) + j;
     for (int64_t p = 0; p < k_; ++p) out[p] = w[p * kPanelCols];
+  } else if (format_ == PanelFormat::bf16_pairs) {
+    const uint16_t* w = reinterpret_cast<const uint16_t*>(panel);
+    for (int64_t p = 0; p < k_; ++p) out[p] = bf16_to_float(w[pair_index(p, j)]);
   } else {
     const uint16_t* w = reinterpret_cast<const uint16_t*>(panel) + j;
     const bool bf16 = format_ == PanelFormat::bf16;
@@ -86,6 +121,8 @@ const char* panel_format_name(PanelFormat f) {
       return "f16";
     case PanelFormat::i8:
       return "i8";
+    case PanelFormat::bf16_pairs:
+      return "bf16-pairs";
     case PanelFormat::mxfp4:
       break;
   }
@@ -98,20 +135,24 @@ PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k,
   if (w == nullptr || n <= 0 || k <= 0 || group < 0) {
     throw std::invalid_argument("PackedWeight: bad shape");
   }
-  if (src == PanelFormat::i8 || src == PanelFormat::mxfp4) {
-    throw std::invalid_argument("PackedWeight: int8 or MXFP4 source");
+  if (src == PanelFormat::i8 || src == PanelFormat::mxfp4 || src == PanelFormat::bf16_pairs) {
+    throw std::invalid_argument("PackedWeight: int8, MXFP4 or paired source");
   }
   if (format == PanelFormat::mxfp4) {
     throw std::invalid_argument("PackedWeight: MXFP4 panels are packed from MXFP4 blocks");
   }
   group_ = format == PanelFormat::i8 && group > 0 ? std::min(group, k) : k;
-  const size_t bytes = size_t(panels() * kPanelCols * k * elem_);
+  const size_t bytes = size_t(panels() * panel_bytes());
   void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (mem == nullptr) throw std::bad_alloc();
   data_.reset(static_cast<uint8_t*>(mem));
   const int64_t G = groups();
   if (format == PanelFormat::i8) scales_.reset(new float[size_t(panels() * G * kPanelCols)]);
   uint8_t* out = data_.get();
+  if (format == PanelFormat::bf16_pairs) {
+    pack_pairs(w, src, out);
+    return;
+  }
   float* scales = scales_.get();
   const bool same_bits = src == format;
   parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {

@@ -48,4 +48,15 @@ const char* kv_cache_dtype_name(KvCacheDtype d) {
   return d == KvCacheDtype::bf16 ? "bfloat16" : "float32";
 }
 
+ComputeDtype parse_compute_dtype(const std::string& name) {
+  if (name == "float32" || name == "float") return ComputeDtype::f32;
+  if (name == "bfloat16") return ComputeDtype::bf16;
+  throw std::invalid_argument("unknown compute dtype '" + name +
+                              "' (expected float32 or bfloat16)");
+}
+
+const char* compute_dtype_name(ComputeDtype d) {
+  return d == ComputeDtype::bf16 ? "bfloat16" : "float32";
+}
+
 }  // namespace ps

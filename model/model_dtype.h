@@ -28,4 +28,12 @@ inline int64_t kv_cache_dtype_bytes(KvCacheDtype d) {
   return d == KvCacheDtype::bf16 ? 2 : 4;
 }
 
+// --compute-dtype float32|bfloat16: what the CPU projections multiply in. float32 (the default):
+// narrow weights widened in registers, the fp32 product exactly. bfloat16: float weights packed
+// as bf16 and activations rounded to bf16, two exact bf16 products per fp32 accumulation step
+// (AVX512_BF16's vdpbf16ps; packed_kernels.h), as a bf16 model computes in its own framework.
+enum class ComputeDtype { f32, bf16 };
+ComputeDtype parse_compute_dtype(const std::string& name);  // throws std::invalid_argument
+const char* compute_dtype_name(ComputeDtype d);
+
 }  // namespace ps

@@ -7,6 +7,7 @@
 
 #include "checkpoint/loader.h"
 #include "cpu/model_runner.h"
+#include "kernels/kernel_isa.h"
 #include "tests/engine/test_model.h"
 
 namespace ps {
@@ -32,11 +33,11 @@ Workload mixed_workload() {
 
 // The greedy tokens of one prompt decoded alone: one prefill step, then one token a step.
 std::vector<int32_t> decode_alone(const LoadedModel& m, const std::vector<int32_t>& prompt,
-                                  int32_t n) {
+                                  int32_t n, const RunnerOptions& options = packed()) {
   Workload one;
   one.prompts = {prompt};
   one.output_lens = {n};
-  ModelRunner runner(m.weights, accuracy_cache_spec(m.config, one, kBlock), packed());
+  ModelRunner runner(m.weights, accuracy_cache_spec(m.config, one, kBlock), options);
   std::vector<int32_t> tokens;
   std::vector<int32_t> next = prompt;
   int32_t fed = 0;
@@ -114,6 +115,40 @@ TEST_P(AccuracyBench, Int8WeightsDifferBoundedlyAndCountWhatTheyMiss) {
   ModelRunner again(m.weights, spec, packed());
   ModelRunner same(m.weights, spec, packed());
   EXPECT_EQ(compare_greedy(again, same, w, kBlock).reference_tokens, r.reference_tokens);
+}
+
+// --compute-dtype bfloat16 (bf16 dot products): near the fp32 reference but not equal to it, and
+// batch invariant: the tokens it decodes among all prompts are those each decodes alone.
+TEST_P(AccuracyBench, Bf16ComputeStaysNearFp32AndDecodesTheSameBatchedAsAlone) {
+  if (!cpu_has_avx512_bf16() || active_kernel_isa() != KernelIsa::avx512) {
+    GTEST_SKIP() << "no AVX512_BF16 on the active kernel ISA";
+  }
+  const LoadedModel m = random_model(testing_util::small_config(GetParam()), 3);
+  const Workload w = mixed_workload();
+  const KvCacheSpec spec = accuracy_cache_spec(m.config, w, kBlock);
+  RunnerOptions bf16 = packed();
+  bf16.compute_dtype = ComputeDtype::bf16;
+  ModelRunner fp32(m.weights, spec, packed());
+  ModelRunner candidate(m.weights, spec, bf16);
+  EXPECT_NE(candidate.kernel_summary().find("compute bfloat16"), std::string::npos);
+  const AccuracyReport r = compare_greedy(fp32, candidate, w, kBlock);
+  EXPECT_GT(r.max_abs_dlogit, 0.0);
+  EXPECT_LT(r.max_abs_dlogit, 0.1 * r.max_abs_logit);
+  // Now the bf16 runner leads: its batched greedy tokens against each prompt alone.
+  ModelRunner lead(m.weights, spec, bf16);
+  ModelRunner follow(m.weights, spec, packed());
+  const AccuracyReport led = compare_greedy(lead, follow, w, kBlock);
+  for (size_t s = 0; s < w.size(); ++s) {
+    EXPECT_EQ(led.reference_tokens[s], decode_alone(m, w.prompts[s], w.output_lens[s], bf16))
+        << "prompt " << s;
+  }
+}
+
+TEST(AccuracyBenchInput, Bf16ComputeRefusesInt8Weights) {
+  const LoadedModel m = random_model(testing_util::small_config(), 3);
+  RunnerOptions o = packed(WeightQuantization::int8);
+  o.compute_dtype = ComputeDtype::bf16;
+  EXPECT_THROW(ModelRunner(m.weights, KvCacheSpec{8, kBlock}, o), std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, AccuracyBench,

@@ -74,6 +74,28 @@ check "int8 groups of 32 stray less than per channel" \
 accuracy kvbf16 "$MODEL" --kv-cache-dtype bfloat16
 consistent kvbf16 0
 
+# --compute-dtype bfloat16 (bf16 dot products) where this CPU has them: a difference from the
+# fp32 reference, named in the candidate, the start line and /metrics of a server that answers.
+if grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo &&
+  grep -qw avx512bw /proc/cpuinfo; then
+  accuracy bf16dot "$SHIPPED" --compute-dtype bfloat16
+  consistent bf16dot 0
+  grep -q "^candidate: .*, --compute-dtype bfloat16$" "$WORK/bf16dot.out" &&
+    pass "the bf16 compute candidate is named" || fail "bf16dot: $(cat "$WORK/bf16dot.out")"
+  MODEL="$SHIPPED" start_server bf16dot --compute-dtype bfloat16
+  check "bf16 compute: the start line says so" \
+    "$(grep -c '^kernels: .*; compute bfloat16 (avx512_bf16 dot products)' "$WORK/server-bf16dot.log")" = 1
+  check "bf16 compute: /metrics kernel_info says so" \
+    "$(curl -s "$URL/metrics" | grep -c '^pagedserve_kernel_info{summary=".*compute bfloat16')" = 1
+  out=$(curl -s -H 'Content-Type: application/json' \
+    -d '{"prompt":"Hello","max_tokens":6,"temperature":0,"ignore_eos":true}' "$URL/v1/completions")
+  check "bf16 compute: a completion has 6 tokens" \
+    "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["usage"]["completion_tokens"])')" = 6
+  stop_server "$SERVER_PID" TERM 30
+else
+  echo "skip - no AVX512_BF16 here: --compute-dtype bfloat16 is only checked for its refusal"
+fi
+
 # A text dataset through the model's tokenizer: prompts of real text.
 printf '%s\n' '{"prompt": "What is the capital of France?", "output_len": 5}' \
   '{"prompt": "Tell me about the moon.", "output_len": 9}' >"$WORK/prompts.jsonl"
@@ -96,6 +118,12 @@ bad "--output-len 0" "--output-len must be between 1 and 100000" --output-len 0
 bad "--lora" "--lora is not taken" --lora /nonexistent
 bad "--dtype int4" "flag --dtype" --dtype int4
 bad "an unknown flag" "--bogus" --bogus 1
+bad "--compute-dtype float8" "flag --compute-dtype: unknown compute dtype 'float8'" \
+  --compute-dtype float8
+bad "--compute-dtype bfloat16 with int8" "flag --compute-dtype: --compute-dtype bfloat16 computes on float weights" \
+  --compute-dtype bfloat16 --quantization int8
+bad "--compute-dtype bfloat16 on avx2" "flag --compute-dtype: --compute-dtype bfloat16 needs a CPU with AVX512_BF16 and the avx512 kernel ISA" \
+  --compute-dtype bfloat16 --kernel-isa avx2
 rc=0
 "$BIN" bench accuracy --model "$MODEL" --dataset "$WORK/missing.jsonl" >"$WORK/bad.out" 2>&1 || rc=$?
 check "a missing dataset fails" "$rc" != 0
