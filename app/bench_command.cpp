@@ -316,8 +316,8 @@ int bench_offline(int argc, char** argv) {
     const double bytes = cont.weight_bytes_per_token > 0
                              ? static_cast<double>(cont.weight_bytes_per_token)
                              : static_cast<double>(weight_bytes(model.config));
-    report["machine"] =
-        print_floors(model.config, cont, single_run ? &*single_run : nullptr, bytes);
+    report["machine"] = print_floors(model.config, cont, single_run ? &*single_run : nullptr, bytes,
+                                     config.runner.compute_dtype);
   }
   if (config.speculative.enabled()) {
     report["speculative"] =

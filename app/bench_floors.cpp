@@ -15,18 +15,25 @@ double prefill_flops(const ModelConfig& c, int64_t tokens) {
 }
 
 nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const ModeResult* single,
-                            double bytes) {
+                            double bytes, ComputeDtype compute) {
   // Bandwidth over a buffer the size of the weights: what one decode step reads (from L3 where
   // the model fits in it, from DRAM where it does not).
   const MachineLimits m = probe_machine(static_cast<int64_t>(bytes));
   const double flops = static_cast<double>(matmul_flops_per_token(c));
   const double read_s = bytes / (m.read_bandwidth_gbs * 1e9);
-  const double flop_s = flops / (m.gemm_gflops * 1e9);
+  // The peak of the dtype the projections compute in: bf16 dot products, or fp32.
+  const bool bf16 = compute == ComputeDtype::bf16 && m.bf16_gemm_gflops > 0;
+  const double peak_gflops = bf16 ? m.bf16_gemm_gflops : m.gemm_gflops;
+  const double flop_s = flops / (peak_gflops * 1e9);
   std::printf(
       "machine: read bandwidth %.1f GB/s (%.0f MB buffer), fp32 GEMM %.1f GFLOP/s (best of "
-      "OpenBLAS %.1f and packed-%s %.1f)\n",
+      "OpenBLAS %.1f and packed-%s %.1f)",
       m.read_bandwidth_gbs, m.bandwidth_buffer_bytes / 1e6, m.gemm_gflops, m.blas_gemm_gflops,
       m.packed_isa.c_str(), m.packed_gemm_gflops);
+  if (m.bf16_gemm_gflops > 0)
+    std::printf(", bf16 dot-product GEMM %.1f GFLOP/s", m.bf16_gemm_gflops);
+  std::printf("\ncompute floors below: %s\n",
+              bf16 ? "bf16 dot products (--compute-dtype bfloat16)" : "fp32");
   std::printf("model: %.1f MB of weights read per token, %.1f MFLOP per token (matmuls)\n",
               bytes / 1e6, flops / 1e6);
   nlohmann::json report = {{"read_bandwidth_gbs", m.read_bandwidth_gbs},
@@ -35,6 +42,8 @@ nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const 
                            {"blas_gemm_gflops", m.blas_gemm_gflops},
                            {"packed_gemm_gflops", m.packed_gemm_gflops},
                            {"packed_isa", m.packed_isa},
+                           {"bf16_gemm_gflops", m.bf16_gemm_gflops},
+                           {"compute_dtype", bf16 ? "bfloat16" : "float32"},
                            {"weight_bytes", bytes},
                            {"matmul_flops_per_token", flops},
                            {"bandwidth_floor_tok_s", 1.0 / read_s},
@@ -67,7 +76,7 @@ nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const 
   }
   // One request: its TTFT is the prompt's prefill (and one sample).
   if (cont.requests == 1 && cont.mean_ttft_s > 0) {
-    const double floor_s = prefill_flops(c, cont.prompt_tokens) / (m.gemm_gflops * 1e9);
+    const double floor_s = prefill_flops(c, cont.prompt_tokens) / (peak_gflops * 1e9);
     std::printf(
         "prefill of %lld tokens: %.2f s (%.1f tok/s); compute floor (matmuls + attention) "
         "%.2f s, %.0f%% of it\n",

@@ -48,12 +48,17 @@ if [[ ! -f "$model06/config.json" ]]; then
 fi
 
 candidates=${CANDIDATES:-"f16 int8 int8-g128 kv-bf16"}
+# The bf16 dot products where this CPU has them.
+if grep -qw avx512_bf16 /proc/cpuinfo && [[ -z "${CANDIDATES:-}" ]]; then
+  candidates="$candidates bf16-compute"
+fi
 flags_of() {
   case "$1" in
     f16) echo "--dtype float16" ;;
     int8) echo "--quantization int8" ;;
     int8-g128) echo "--quantization int8 --quantization-group 128" ;;
     kv-bf16) echo "--kv-cache-dtype bfloat16" ;;
+    bf16-compute) echo "--compute-dtype bfloat16" ;;
     *) echo "unknown candidate $1" >&2; exit 2 ;;
   esac
 }

@@ -1,5 +1,7 @@
 #include "kernels/machine_probe.h"
 
+#include "kernels/kernel_isa.h"
+
 #include <cblas.h>
 
 #include <chrono>
@@ -87,11 +89,15 @@ double measure_blas_gemm() {
   return best;
 }
 
-double measure_packed_gemm() {
+// Our packed kernel on one 512 x 2048 x 2048 GEMM: fp32 panels, or bf16_pairs (the bf16 dot
+// products of --compute-dtype bfloat16).
+double measure_packed_gemm(PanelFormat format = PanelFormat::f32) {
   const int64_t m = 512, n = 2048, k = 2048;
   const std::vector<float> x = random_floats(m * k), w = random_floats(n * k);
   std::vector<float> y(size_t(m * n));
-  const PackedWeight packed(w.data(), n, k);
+  const PackedWeight packed = format == PanelFormat::f32
+                                  ? PackedWeight(w.data(), n, k)
+                                  : PackedWeight(w.data(), PanelFormat::f32, n, k, format);
   PackedLinearArgs a;
   a.x = x.data();
   a.w = &packed;
@@ -123,6 +129,9 @@ MachineLimits probe_machine(int64_t working_set_bytes) {
   m.packed_gemm_gflops = measure_packed_gemm();
   m.packed_isa = packed_linear_isa();
   m.gemm_gflops = std::max(m.blas_gemm_gflops, m.packed_gemm_gflops);
+  if (cpu_has_avx512_bf16() && active_kernel_isa() == KernelIsa::avx512) {
+    m.bf16_gemm_gflops = measure_packed_gemm(PanelFormat::bf16_pairs);
+  }
   return m;
 }
 

@@ -15,6 +15,9 @@ struct MachineLimits {
   // large fp32 GEMM (512 x 2048 x 2048), all cores.
   double gemm_gflops = 0;
   double blas_gemm_gflops = 0, packed_gemm_gflops = 0;
+  // The same GEMM on the bf16 dot products (--compute-dtype bfloat16), where the active ISA has
+  // them (AVX512_BF16 on avx512); 0 elsewhere.
+  double bf16_gemm_gflops = 0;
   std::string packed_isa;
 };
 

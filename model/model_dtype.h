@@ -1,8 +1,9 @@
 #pragma once
 // How the weights and the KV cache are held in memory (--dtype, --quantization,
-// --kv-cache-dtype; vLLM's flag names and values). Compute is fp32 on CPU either way: narrow
-// weights are widened in the packed kernel's registers, so a smaller dtype cuts the bytes a
-// decode step reads, which is what limits batch-1 speed. Torch-free header.
+// --kv-cache-dtype; vLLM's flag names and values), and what the CPU projections compute in
+// (--compute-dtype). By default compute is fp32: narrow weights are widened in the packed
+// kernel's registers, so a smaller dtype cuts the bytes a decode step reads, which is what
+// limits batch-1 speed. Torch-free header.
 #include <cstdint>
 #include <string>
 

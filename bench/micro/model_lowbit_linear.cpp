@@ -48,12 +48,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) ms.push_back(std::max(1L, std::atol(argv[i])));
   if (ms.empty()) ms = {1, 16, 64};
   const int64_t shapes[4][2] = {{4096, 1024}, {1024, 2048}, {6144, 1024}, {1024, 3072}};
-  const Format formats[] = {{"f32", ps::PanelFormat::f32, 0},
-                            {"bf16", ps::PanelFormat::bf16, 0},
-                            {"i8/channel", ps::PanelFormat::i8, 0},
-                            {"i8/g32", ps::PanelFormat::i8, 32},
-                            {"mxfp4", ps::PanelFormat::mxfp4, 32}};
-  constexpr int kFormats = 5, kLayers = 8, kRounds = 7;
+  std::vector<Format> formats = {{"f32", ps::PanelFormat::f32, 0},
+                                 {"bf16", ps::PanelFormat::bf16, 0},
+                                 {"i8/channel", ps::PanelFormat::i8, 0},
+                                 {"i8/g32", ps::PanelFormat::i8, 32},
+                                 {"mxfp4", ps::PanelFormat::mxfp4, 32}};
+  // bf16 dot products (--compute-dtype bfloat16) where the active ISA has them.
+  if (ps::cpu_has_avx512_bf16() && ps::active_kernel_isa() == ps::KernelIsa::avx512) {
+    formats.push_back({"bf16-dot", ps::PanelFormat::bf16_pairs, 0});
+  }
+  const int kFormats = int(formats.size());
+  constexpr int kLayers = 8, kRounds = 7;
   // weights[format][layer * 4 + shape], packed from the same random bf16 matrices.
   std::vector<std::vector<ps::PackedWeight>> weights(kFormats);
   for (int l = 0; l < kLayers; ++l) {
@@ -103,11 +108,13 @@ int main(int argc, char** argv) {
       int64_t bytes = 0;
       for (int i = 0; i < 4; ++i) bytes += weights[f][i].bytes();
       const double gbs = double(bytes) / best[f] / 1e9;
+      double flops = 0;  // per layer
+      for (const auto& sh : shapes) flops += 2.0 * double(m) * double(sh[0]) * double(sh[1]);
       std::printf(
           "M %3ld  %-10s  %6.2f ms/layer  %6.1f MB/layer  %6.2f GB/s weights  read bandwidth %.2f "
-          "GB/s  %3.0f%%  speed vs f32 %.2fx\n",
+          "GB/s  %3.0f%%  %6.1f GFLOP/s  speed vs f32 %.2fx\n",
           long(m), formats[f].name, best[f] * 1e3, bytes / 1e6, gbs, bw[f], 100.0 * gbs / bw[f],
-          best[0] / best[f]);
+          flops / best[f] / 1e9, best[0] / best[f]);
     }
   }
   return 0;
