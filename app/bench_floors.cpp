@@ -23,7 +23,11 @@ nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const 
   const double read_s = bytes / (m.read_bandwidth_gbs * 1e9);
   // The peak of the dtype the projections compute in: bf16 dot products, or fp32.
   const bool bf16 = compute == ComputeDtype::bf16 && m.bf16_gemm_gflops > 0;
-  const double peak_gflops = bf16 ? m.bf16_gemm_gflops : m.gemm_gflops;
+  const bool int8 = compute == ComputeDtype::int8 && m.int8_gemm_gops > 0;
+  const double peak_gflops = bf16 ? m.bf16_gemm_gflops : int8 ? m.int8_gemm_gops : m.gemm_gflops;
+  const char* peak_name = bf16   ? "bf16 dot products (--compute-dtype bfloat16)"
+                          : int8 ? "int8 dot products (--compute-dtype int8)"
+                                 : "fp32";
   const double flop_s = flops / (peak_gflops * 1e9);
   std::printf(
       "machine: read bandwidth %.1f GB/s (%.0f MB buffer), fp32 GEMM %.1f GFLOP/s (best of "
@@ -32,8 +36,8 @@ nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const 
       m.packed_isa.c_str(), m.packed_gemm_gflops);
   if (m.bf16_gemm_gflops > 0)
     std::printf(", bf16 dot-product GEMM %.1f GFLOP/s", m.bf16_gemm_gflops);
-  std::printf("\ncompute floors below: %s\n",
-              bf16 ? "bf16 dot products (--compute-dtype bfloat16)" : "fp32");
+  if (m.int8_gemm_gops > 0) std::printf(", int8 dot-product GEMM %.1f GOP/s", m.int8_gemm_gops);
+  std::printf("\ncompute floors below: %s\n", peak_name);
   std::printf("model: %.1f MB of weights read per token, %.1f MFLOP per token (matmuls)\n",
               bytes / 1e6, flops / 1e6);
   nlohmann::json report = {{"read_bandwidth_gbs", m.read_bandwidth_gbs},
@@ -43,7 +47,10 @@ nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const 
                            {"packed_gemm_gflops", m.packed_gemm_gflops},
                            {"packed_isa", m.packed_isa},
                            {"bf16_gemm_gflops", m.bf16_gemm_gflops},
-                           {"compute_dtype", bf16 ? "bfloat16" : "float32"},
+                           {"int8_gemm_gops", m.int8_gemm_gops},
+                           {"compute_dtype", bf16   ? "bfloat16"
+                                             : int8 ? "int8"
+                                                    : "float32"},
                            {"weight_bytes", bytes},
                            {"matmul_flops_per_token", flops},
                            {"bandwidth_floor_tok_s", 1.0 / read_s},

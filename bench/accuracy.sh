@@ -48,9 +48,12 @@ if [[ ! -f "$model06/config.json" ]]; then
 fi
 
 candidates=${CANDIDATES:-"f16 int8 int8-g128 kv-bf16"}
-# The bf16 dot products where this CPU has them.
+# The bf16 and int8 dot products where this CPU has them.
 if grep -qw avx512_bf16 /proc/cpuinfo && [[ -z "${CANDIDATES:-}" ]]; then
   candidates="$candidates bf16-compute"
+fi
+if grep -qw avx512_vnni /proc/cpuinfo && [[ -z "${CANDIDATES:-}" ]]; then
+  candidates="$candidates w8a8"
 fi
 flags_of() {
   case "$1" in
@@ -59,6 +62,7 @@ flags_of() {
     int8-g128) echo "--quantization int8 --quantization-group 128" ;;
     kv-bf16) echo "--kv-cache-dtype bfloat16" ;;
     bf16-compute) echo "--compute-dtype bfloat16" ;;
+    w8a8) echo "--quantization int8 --compute-dtype int8" ;;
     *) echo "unknown candidate $1" >&2; exit 2 ;;
   esac
 }

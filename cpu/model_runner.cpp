@@ -96,6 +96,8 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
                      kv_cache_dtype_name(options.kv_cache_dtype);
   if (options.compute_dtype == ComputeDtype::bf16) {
     m.kernel_summary += "; compute bfloat16 (avx512_bf16 dot products)";
+  } else if (options.compute_dtype == ComputeDtype::int8) {
+    m.kernel_summary += "; compute int8 (avx512_vnni dot products, activations per token)";
   }
   m.kv_dtype = options.kv_cache_dtype;
   const DType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? DType::bf16 : DType::f32;

@@ -28,8 +28,9 @@ struct RunnerOptions {
   int64_t quantization_group = 0;
   // --kv-cache-dtype: the cache's element type (attention computes in fp32 either way).
   KvCacheDtype kv_cache_dtype = KvCacheDtype::f32;
-  // --compute-dtype: bfloat16 runs every float projection on the bf16 dot products (model_dtype.h);
-  // needs AVX512_BF16 and the avx512 kernel ISA, float weights and the packed kernel.
+  // --compute-dtype: bfloat16 runs every float projection on the bf16 dot products, int8 every
+  // int8 one on the int8 dot products (model_dtype.h); each needs its unit (AVX512_BF16,
+  // AVX512_VNNI) on the avx512 kernel ISA, and the packed kernel (cpu/packed_layer.h).
   ComputeDtype compute_dtype = ComputeDtype::f32;
 };
 

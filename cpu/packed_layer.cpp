@@ -33,22 +33,27 @@ const Tensor& matrix(const Tensor& t, const char* name) {
 }
 
 void check_compute_dtype(const RunnerOptions& o) {
-  if (o.compute_dtype != ComputeDtype::bf16) return;
-  if (o.quantization != WeightQuantization::none) {
-    throw std::invalid_argument(
-        "--compute-dtype bfloat16 computes on float weights; --quantization int8 computes in "
-        "float32");
+  if (o.compute_dtype == ComputeDtype::f32) return;
+  const bool bf16 = o.compute_dtype == ComputeDtype::bf16;
+  const std::string flag = std::string("--compute-dtype ") + compute_dtype_name(o.compute_dtype);
+  if (bf16 && o.quantization != WeightQuantization::none) {
+    throw std::invalid_argument(flag + " computes on float weights; --quantization int8 computes " +
+                                "in float32 or, with --compute-dtype int8, in int8");
+  }
+  if (!bf16 && (o.quantization != WeightQuantization::int8 || o.quantization_group != 0)) {
+    throw std::invalid_argument(flag + " needs --quantization int8 per output channel (no " +
+                                "--quantization-group)");
   }
   if (o.linear_mode == LinearMode::blas) {
-    throw std::invalid_argument(
-        "--compute-dtype bfloat16 runs on the packed kernel, not --kernel blas");
+    throw std::invalid_argument(flag + " runs on the packed kernel, not --kernel blas");
   }
-  if (!cpu_has_avx512_bf16() || active_kernel_isa() != KernelIsa::avx512) {
-    throw std::invalid_argument(
-        std::string("--compute-dtype bfloat16 needs a CPU with AVX512_BF16 and the avx512 kernel "
-                    "ISA (this CPU ") +
-        (cpu_has_avx512_bf16() ? "has AVX512_BF16" : "has no AVX512_BF16") + ", kernel ISA " +
-        kernel_isa_name(active_kernel_isa()) + ")");
+  const bool has = bf16 ? cpu_has_avx512_bf16() : cpu_has_avx512_vnni();
+  const char* unit = bf16 ? "AVX512_BF16" : "AVX512_VNNI";
+  if (!has || active_kernel_isa() != KernelIsa::avx512) {
+    throw std::invalid_argument(flag + " needs a CPU with " + unit +
+                                " and the avx512 kernel ISA (this CPU " +
+                                (has ? "has " : "has no ") + unit + ", kernel ISA " +
+                                kernel_isa_name(active_kernel_isa()) + ")");
   }
 }
 
@@ -60,9 +65,9 @@ Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& 
   if (format == PanelFormat::i8 && o.linear_mode == LinearMode::blas) {
     throw std::invalid_argument("--quantization int8 runs on the packed kernel, not --kernel blas");
   }
-  if (o.compute_dtype == ComputeDtype::bf16) {
-    return Projection(w, PanelFormat::bf16_pairs, 0);  // compute_dtype_check held at load
-  }
+  // check_compute_dtype held at load.
+  if (o.compute_dtype == ComputeDtype::bf16) return Projection(w, PanelFormat::bf16_pairs, 0);
+  if (o.compute_dtype == ComputeDtype::int8) return Projection(w, PanelFormat::i8_quads, 0);
   // --kernel blas asks for OpenBLAS, which computes on fp32: a bf16/f16 matrix is widened for it.
   if (format == PanelFormat::f32 || o.linear_mode == LinearMode::blas) {
     const Tensor f = w.to(DType::f32);

@@ -48,8 +48,9 @@ const Tensor& matrix(const Tensor& t, const char* name);
 // The weight in the form(s) the tuner's plan for its shape runs; narrow or quantized weights
 // are packed panels only (lowbit_weights.h).
 Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o);
-// Throws std::invalid_argument naming the flag when --compute-dtype bfloat16 cannot run here:
-// int8 weights, --kernel blas, or no AVX512_BF16 on the active (avx512) kernel ISA.
+// Throws std::invalid_argument naming the flag when --compute-dtype cannot run here: bfloat16
+// with int8 weights, int8 without --quantization int8 per channel, --kernel blas, or the CPU
+// unit missing (AVX512_BF16, AVX512_VNNI) on the active (avx512) kernel ISA.
 void check_compute_dtype(const RunnerOptions& o);
 
 // A layer's weights packed, checked against the config's shapes.

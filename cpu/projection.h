@@ -42,7 +42,10 @@ class Projection {
   // Rows ids[0, count) of the weight, widened to fp32, into out [count, k]; false (nothing
   // written) when the panels cannot give them exactly (i8, or no panels: a BLAS-only plan).
   bool gather_rows(const int32_t* ids, int64_t count, float* out) const;
-  bool can_gather_rows() const { return !packed_.empty() && packed_.format() != PanelFormat::i8; }
+  bool can_gather_rows() const {
+    return !packed_.empty() && packed_.format() != PanelFormat::i8 &&
+           packed_.format() != PanelFormat::i8_quads;
+  }
 
  private:
   PackedWeight packed_;

@@ -39,6 +39,15 @@ bool cpu_has_avx512_bf16() {
 #endif
 }
 
+bool cpu_has_avx512_vnni() {
+#if PS_X86_KERNELS
+  __builtin_cpu_init();
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 std::string runnable_list() {

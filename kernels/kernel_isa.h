@@ -36,5 +36,8 @@ void force_kernel_isa(KernelIsa isa);
 // Whether this CPU has AVX512_BF16's `vdpbf16ps` (on top of the avx512 ISA): the bf16 dot
 // products of --compute-dtype bfloat16 (packed_kernels.h, panel_avx512_bf16).
 bool cpu_has_avx512_bf16();
+// Whether this CPU has AVX512_VNNI's `vpdpbusd` (on top of the avx512 ISA): the int8 dot
+// products of --compute-dtype int8 (panel_avx512_vnni).
+bool cpu_has_avx512_vnni();
 
 }  // namespace ps

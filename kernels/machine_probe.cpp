@@ -89,8 +89,8 @@ double measure_blas_gemm() {
   return best;
 }
 
-// Our packed kernel on one 512 x 2048 x 2048 GEMM: fp32 panels, or bf16_pairs (the bf16 dot
-// products of --compute-dtype bfloat16).
+// Our packed kernel on one 512 x 2048 x 2048 GEMM: fp32 panels, or bf16_pairs / i8_quads (the
+// bf16 and int8 dot products of --compute-dtype bfloat16 / int8).
 double measure_packed_gemm(PanelFormat format = PanelFormat::f32) {
   const int64_t m = 512, n = 2048, k = 2048;
   const std::vector<float> x = random_floats(m * k), w = random_floats(n * k);
@@ -131,6 +131,9 @@ MachineLimits probe_machine(int64_t working_set_bytes) {
   m.gemm_gflops = std::max(m.blas_gemm_gflops, m.packed_gemm_gflops);
   if (cpu_has_avx512_bf16() && active_kernel_isa() == KernelIsa::avx512) {
     m.bf16_gemm_gflops = measure_packed_gemm(PanelFormat::bf16_pairs);
+  }
+  if (cpu_has_avx512_vnni() && active_kernel_isa() == KernelIsa::avx512) {
+    m.int8_gemm_gops = measure_packed_gemm(PanelFormat::i8_quads);
   }
   return m;
 }

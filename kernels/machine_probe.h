@@ -18,6 +18,9 @@ struct MachineLimits {
   // The same GEMM on the bf16 dot products (--compute-dtype bfloat16), where the active ISA has
   // them (AVX512_BF16 on avx512); 0 elsewhere.
   double bf16_gemm_gflops = 0;
+  // And on the int8 dot products (--compute-dtype int8), activations quantized in the timing,
+  // where AVX512_VNNI is; 0 elsewhere. Multiply-adds count 2 operations, as FLOPs do.
+  double int8_gemm_gops = 0;
   std::string packed_isa;
 };
 

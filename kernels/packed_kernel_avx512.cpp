@@ -203,6 +203,7 @@ void panel_avx512(const PanelJob& j) {
     case PanelFormat::mxfp4:
       return panel<PanelFormat::mxfp4>(j);
     case PanelFormat::bf16_pairs:  // packed_linear runs these on panel_avx512_bf16 only
+    case PanelFormat::i8_quads:    // and these on panel_avx512_vnni
     case PanelFormat::f32:
       break;
   }

@@ -22,7 +22,9 @@ namespace ps {
 
 // bf16_pairs: bf16 weights with each column's k-steps 2p and 2p + 1 side by side, the operand
 // layout of `vdpbf16ps` (--compute-dtype bfloat16: panel_avx512_bf16 alone runs it).
-enum class PanelFormat : uint8_t { f32, bf16, f16, i8, mxfp4, bf16_pairs };
+// i8_quads: int8 per output channel with each column's k-steps 4p..4p+3 side by side, the
+// operand layout of `vpdpbusd` (--compute-dtype int8: panel_avx512_vnni alone runs it).
+enum class PanelFormat : uint8_t { f32, bf16, f16, i8, mxfp4, bf16_pairs, i8_quads };
 
 struct PanelJob {
   const float* x = nullptr;  // first input row of the job
@@ -44,6 +46,13 @@ struct PanelJob {
   // apart, each padded with a zero to an even length.
   const uint16_t* xh = nullptr;
   int64_t ldxh = 0;
+  // i8_quads only: the job's input rows quantized to int8 plus 128 (quantize_rows_u8), ldxq
+  // bytes apart, with each row's scale in x_scales[row]; col_sums[j]: column j's integer
+  // weights summed over k. `scales` holds one scale per column.
+  const uint8_t* xq = nullptr;
+  int64_t ldxq = 0;
+  const float* x_scales = nullptr;
+  const int32_t* col_sums = nullptr;
   float* y = nullptr;  // output at (first row, the panel's first column)
   int64_t ldy = 0;
   const float* bias = nullptr;  // at the panel's first column, or nullptr
@@ -74,6 +83,14 @@ void panel_avx512_bf16(const PanelJob& job);
 // ldx and ldo elements apart. The activations of a bf16_pairs product.
 void round_rows_to_bf16(const float* x, int64_t ldx, int64_t m, int64_t k, uint16_t* out,
                         int64_t ldo);
+// i8_quads panels by `vpdpbusd` (AVX512_VNNI): exact int32 sums, scaled once per output as
+// (sum - 128 colsum) * row scale * column scale (+ bias) (+ y). 12x32 tile.
+void panel_avx512_vnni(const PanelJob& job);
+// Per row r: scales[r] = max|x[r, 0..k)| / 127 and out[r, c] = round(x / scale) + 128 (nearest
+// even, clamped to [-127, 127] first), as the weights are quantized; padded with 128 (zero) up to
+// a multiple of 4. Rows ldx and ldo elements apart.
+void quantize_rows_u8(const float* x, int64_t ldx, int64_t m, int64_t k, uint8_t* out, int64_t ldo,
+                      float* scales);
 #endif
 
 }  // namespace ps

@@ -56,12 +56,17 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   const PackedLinearArgs a = with_dense_strides(args);
   if (a.m == 0) return;
   const PackedWeight& w = *a.w;
-  // bf16 dot products: the activations are rounded to bf16 once per call, not once per panel.
-  const int64_t ldxh = (w.k() + 1) / 2 * 2;
-  // The caller's buffer, reused across calls. Lambdas below must use the pointer: a
-  // thread_local named inside them would be each worker thread's own (empty) vector.
+  // Dot products on narrow activations: the rows are rounded to bf16 (bf16_pairs) or quantized
+  // to int8 (i8_quads) once per call, not once per panel. Lambdas below must use the pointers: a
+  // thread_local named inside them would be each worker thread's own (empty) buffer.
+  const int64_t ldxh = (w.k() + 1) / 2 * 2, ldxq = (w.k() + 3) / 4 * 4;
   thread_local std::vector<uint16_t> xh_buffer;
+  thread_local std::vector<uint8_t> xq_buffer;
+  thread_local std::vector<float> x_scales_buffer;
   const uint16_t* xh = nullptr;
+  const uint8_t* xq = nullptr;
+  const float* x_scales = nullptr;
+  const int64_t grain_rows = std::max<int64_t>(1, 65536 / w.k());
   if (w.format() == PanelFormat::bf16_pairs) {
 #if PS_X86_KERNELS
     if (!cpu_has_avx512_bf16()) {
@@ -71,12 +76,29 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
     xh_buffer.resize(size_t(a.m * ldxh));
     uint16_t* out = xh_buffer.data();
     xh = out;
-    const int64_t grain_rows = std::max<int64_t>(1, 65536 / ldxh);
     parallel_for(0, a.m, grain_rows, [&](int64_t r0, int64_t r1) {
       round_rows_to_bf16(a.x + r0 * a.ldx, a.ldx, r1 - r0, w.k(), out + r0 * ldxh, ldxh);
     });
 #else
     throw std::invalid_argument("packed_linear: bf16_pairs panels need the x86 kernels");
+#endif
+  } else if (w.format() == PanelFormat::i8_quads) {
+#if PS_X86_KERNELS
+    if (!cpu_has_avx512_vnni()) {
+      throw std::invalid_argument("packed_linear: i8_quads panels need AVX512_VNNI");
+    }
+    fn = panel_avx512_vnni;
+    xq_buffer.resize(size_t(a.m * ldxq));
+    x_scales_buffer.resize(size_t(a.m));
+    uint8_t* out = xq_buffer.data();
+    float* scales = x_scales_buffer.data();
+    xq = out;
+    x_scales = scales;
+    parallel_for(0, a.m, grain_rows, [&](int64_t r0, int64_t r1) {
+      quantize_rows_u8(a.x + r0 * a.ldx, a.ldx, r1 - r0, w.k(), out + r0 * ldxq, ldxq, scales + r0);
+    });
+#else
+    throw std::invalid_argument("packed_linear: i8_quads panels need the x86 kernels");
 #endif
   }
   const int64_t panels = w.panels();
@@ -105,6 +127,12 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       if (xh != nullptr) {
         j.xh = xh + r0 * ldxh;
         j.ldxh = ldxh;
+      }
+      if (xq != nullptr) {
+        j.xq = xq + r0 * ldxq;
+        j.ldxq = ldxq;
+        j.x_scales = x_scales + r0;
+        j.col_sums = w.panel_col_sums(u % panels);
       }
       j.y = a.y + r0 * a.ldy + col;
       j.ldy = a.ldy;
@@ -156,9 +184,13 @@ const char* packed_linear_isa() {
 
 bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa) {
   if (!cpu_can_run(isa)) return false;
-  // The bf16 dot products exist on one path only (panel_avx512_bf16).
+  // The bf16 and int8 dot products exist on one path each (panel_avx512_bf16, _vnni).
   if (args.w != nullptr && args.w->format() == PanelFormat::bf16_pairs &&
       (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
+    return false;
+  }
+  if (args.w != nullptr && args.w->format() == PanelFormat::i8_quads &&
+      (isa != KernelIsa::avx512 || !cpu_has_avx512_vnni())) {
     return false;
   }
   run(args, kernel_for(isa));

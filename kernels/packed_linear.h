@@ -31,7 +31,8 @@ class PackedWeight {
   // Panels of `format` from a row-major [n, k] source stored as `src` (f32, bf16 or f16), so a
   // bf16 checkpoint is packed without an fp32 copy. bf16/f16 from the same source copy bits;
   // other pairs go through fp32, rounded to nearest even. bf16_pairs holds bf16 in the layout of
-  // the bf16 dot products (packed_kernels.h), from any float source. i8 is symmetric weight-only
+  // the bf16 dot products (packed_kernels.h), from any float source; i8_quads is i8 per output
+  // channel in the layout of the int8 dot products (group must be 0). i8 is symmetric weight-only
   // quantization: q = round(w / s) in [-127, 127] with s = max|w| / 127 over `group` k-steps of
   // one output column (group 0 = the whole row: one scale per output channel).
   PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k, PanelFormat format,
@@ -54,11 +55,16 @@ class PackedWeight {
   int64_t panel_bytes() const {
     if (format_ == PanelFormat::mxfp4) return k_ * (kPanelCols / 2);
     if (format_ == PanelFormat::bf16_pairs) return kPanelCols * ((k_ + 1) / 2 * 2) * 2;
+    if (format_ == PanelFormat::i8_quads) return kPanelCols * ((k_ + 3) / 4 * 4);
     return kPanelCols * k_ * elem_;
   }
   // i8: the panel's [groups, kPanelCols] scales; nullptr otherwise.
   const float* panel_scales(int64_t i) const {
     return scales_ ? scales_.get() + i * groups() * kPanelCols : nullptr;
+  }
+  // i8_quads: the panel's kPanelCols column sums of integer weights; nullptr otherwise.
+  const int32_t* panel_col_sums(int64_t i) const {
+    return col_sums_ ? col_sums_.get() + i * kPanelCols : nullptr;
   }
   // mxfp4: the panel's [groups, kPanelCols] E8M0 exponents; nullptr otherwise.
   const uint8_t* panel_exponents(int64_t i) const {
@@ -85,9 +91,13 @@ class PackedWeight {
   // bf16_pairs: where weight (k-step p, panel column j) sits in its panel, in elements.
   static int64_t pair_index(int64_t p, int64_t j);
   void pack_pairs(const void* w, PanelFormat src, uint8_t* out) const;
+  // i8_quads: weight (k-step p, panel column j)'s byte in its panel.
+  static int64_t quad_index(int64_t p, int64_t j);
+  void pack_quads(const void* w, PanelFormat src, uint8_t* out);
 
   std::unique_ptr<uint8_t[], Free> data_;  // 64-byte aligned
   std::unique_ptr<float[]> scales_;
+  std::unique_ptr<int32_t[]> col_sums_;
   std::unique_ptr<uint8_t[]> exponents_;
   PanelFormat format_ = PanelFormat::f32;
   int64_t elem_ = 4;  // bytes per stored weight

@@ -25,6 +25,7 @@ int64_t element_bytes(PanelFormat f) {
     case PanelFormat::bf16_pairs:
       return 2;
     case PanelFormat::i8:
+    case PanelFormat::i8_quads:
     case PanelFormat::mxfp4:  // not per weight: PackedWeight::panel_bytes says
       break;
   }
@@ -48,6 +49,7 @@ float source_value(const void* w, PanelFormat src, int64_t i) {
     case PanelFormat::i8:
     case PanelFormat::mxfp4:
     case PanelFormat::bf16_pairs:
+    case PanelFormat::i8_quads:
       break;
   }
   throw std::invalid_argument("PackedWeight: an int8, MXFP4 or paired source is not supported");
@@ -85,8 +87,53 @@ void PackedWeight::pack_pairs(const void* w, PanelFormat src, uint8_t* out) cons
   });
 }
 
+// i8_quads: column j's k-steps 4p..4p + 3 side by side, the panel's columns one after the other
+// within a k-quad (128 bytes), k-quad after k-quad; k's last quad padded with zeros. Quantized as
+// i8 per channel (below): s = max|w| / 127, q = round(w / s).
+int64_t PackedWeight::quad_index(int64_t p, int64_t j) {
+  return ((p / 4) * kPanelCols + j) * 4 + p % 4;
+}
+
+void PackedWeight::pack_quads(const void* w, PanelFormat src, uint8_t* out) {
+  const int64_t n = n_, k = k_;
+  scales_.reset(new float[size_t(panels() * kPanelCols)]);
+  col_sums_.reset(new int32_t[size_t(panels() * kPanelCols)]);
+  float* scales = scales_.get();
+  int32_t* sums = col_sums_.get();
+  parallel_for(0, panels(), 1, [&](int64_t p0, int64_t p1) {
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t p = p0; p < p1; ++p) {
+      uint8_t* dst = out + p * panel_bytes();
+      std::memset(dst, 0, size_t(panel_bytes()));
+      for (int64_t j = 0; j < kPanelCols; ++j) {
+        const int64_t col = p * kPanelCols + j;
+        scales[p * kPanelCols + j] = 0.f;
+        sums[p * kPanelCols + j] = 0;
+        if (col >= n) continue;  // padding columns: zero weights, scales and sums
+        float amax = 0.f;
+        for (int64_t q = 0; q < k; ++q) {
+          row[q] = source_value(w, src, col * k + q);
+          amax = std::max(amax, std::fabs(row[q]));
+        }
+        const float s = amax / 127.f;
+        const float inv = s > 0.f ? 1.f / s : 0.f;
+        int32_t sum = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          const auto v = int8_t(std::clamp(std::nearbyint(row[q] * inv), -127.f, 127.f));
+          dst[quad_index(q, j)] = uint8_t(v);
+          sum += v;
+        }
+        scales[p * kPanelCols + j] = s;
+        sums[p * kPanelCols + j] = sum;
+      }
+    }
+  });
+}
+
 bool PackedWeight::row(int64_t r, float* out) const {
-  if (r < 0 || r >= n_ || format_ == PanelFormat::i8) return false;
+  if (r < 0 || r >= n_ || format_ == PanelFormat::i8 || format_ == PanelFormat::i8_quads) {
+    return false;
+  }
   const int64_t j = r % kPanelCols;
   const uint8_t* panel = static_cast<const uint8_t*>(panel_data(r / kPanelCols));
   if (format_ == PanelFormat::mxfp4) {
@@ -123,6 +170,8 @@ const char* panel_format_name(PanelFormat f) {
       return "i8";
     case PanelFormat::bf16_pairs:
       return "bf16-pairs";
+    case PanelFormat::i8_quads:
+      return "i8-quads";
     case PanelFormat::mxfp4:
       break;
   }
@@ -135,7 +184,8 @@ PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k,
   if (w == nullptr || n <= 0 || k <= 0 || group < 0) {
     throw std::invalid_argument("PackedWeight: bad shape");
   }
-  if (src == PanelFormat::i8 || src == PanelFormat::mxfp4 || src == PanelFormat::bf16_pairs) {
+  if (src == PanelFormat::i8 || src == PanelFormat::mxfp4 || src == PanelFormat::bf16_pairs ||
+      src == PanelFormat::i8_quads) {
     throw std::invalid_argument("PackedWeight: int8, MXFP4 or paired source");
   }
   if (format == PanelFormat::mxfp4) {
@@ -151,6 +201,13 @@ PackedWeight::PackedWeight(const void* w, PanelFormat src, int64_t n, int64_t k,
   uint8_t* out = data_.get();
   if (format == PanelFormat::bf16_pairs) {
     pack_pairs(w, src, out);
+    return;
+  }
+  if (format == PanelFormat::i8_quads) {
+    if (group > 0 && group < k) {
+      throw std::invalid_argument("PackedWeight: i8_quads panels are per output channel (group 0)");
+    }
+    pack_quads(w, src, out);
     return;
   }
   float* scales = scales_.get();

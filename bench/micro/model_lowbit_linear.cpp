@@ -53,9 +53,12 @@ int main(int argc, char** argv) {
                                  {"i8/channel", ps::PanelFormat::i8, 0},
                                  {"i8/g32", ps::PanelFormat::i8, 32},
                                  {"mxfp4", ps::PanelFormat::mxfp4, 32}};
-  // bf16 dot products (--compute-dtype bfloat16) where the active ISA has them.
+  // bf16 and int8 dot products (--compute-dtype bfloat16 / int8) where the active ISA has them.
   if (ps::cpu_has_avx512_bf16() && ps::active_kernel_isa() == ps::KernelIsa::avx512) {
     formats.push_back({"bf16-dot", ps::PanelFormat::bf16_pairs, 0});
+  }
+  if (ps::cpu_has_avx512_vnni() && ps::active_kernel_isa() == ps::KernelIsa::avx512) {
+    formats.push_back({"i8-dot", ps::PanelFormat::i8_quads, 0});
   }
   const int kFormats = int(formats.size());
   constexpr int kLayers = 8, kRounds = 7;

@@ -144,6 +144,39 @@ TEST_P(AccuracyBench, Bf16ComputeStaysNearFp32AndDecodesTheSameBatchedAsAlone) {
   }
 }
 
+// --quantization int8 --compute-dtype int8 (w8a8): near the int8 weight-only path, not equal to
+// it, and batch invariant as above.
+TEST_P(AccuracyBench, Int8ComputeStaysNearWeightOnlyInt8AndDecodesTheSameBatchedAsAlone) {
+  if (!cpu_has_avx512_vnni() || active_kernel_isa() != KernelIsa::avx512) {
+    GTEST_SKIP() << "no AVX512_VNNI on the active kernel ISA";
+  }
+  const LoadedModel m = random_model(testing_util::small_config(GetParam()), 3);
+  const Workload w = mixed_workload();
+  const KvCacheSpec spec = accuracy_cache_spec(m.config, w, kBlock);
+  RunnerOptions w8a8 = packed(WeightQuantization::int8);
+  w8a8.compute_dtype = ComputeDtype::int8;
+  ModelRunner weight_only(m.weights, spec, packed(WeightQuantization::int8));
+  ModelRunner candidate(m.weights, spec, w8a8);
+  EXPECT_NE(candidate.kernel_summary().find("compute int8"), std::string::npos);
+  const AccuracyReport r = compare_greedy(weight_only, candidate, w, kBlock);
+  EXPECT_GT(r.max_abs_dlogit, 0.0);
+  EXPECT_LT(r.max_abs_dlogit, 0.25 * r.max_abs_logit);
+  ModelRunner lead(m.weights, spec, w8a8);
+  ModelRunner follow(m.weights, spec, packed());
+  const AccuracyReport led = compare_greedy(lead, follow, w, kBlock);
+  for (size_t s = 0; s < w.size(); ++s) {
+    EXPECT_EQ(led.reference_tokens[s], decode_alone(m, w.prompts[s], w.output_lens[s], w8a8))
+        << "prompt " << s;
+  }
+}
+
+TEST(AccuracyBenchInput, Int8ComputeRefusesFloatWeights) {
+  const LoadedModel m = random_model(testing_util::small_config(), 3);
+  RunnerOptions o = packed();
+  o.compute_dtype = ComputeDtype::int8;
+  EXPECT_THROW(ModelRunner(m.weights, KvCacheSpec{8, kBlock}, o), std::invalid_argument);
+}
+
 TEST(AccuracyBenchInput, Bf16ComputeRefusesInt8Weights) {
   const LoadedModel m = random_model(testing_util::small_config(), 3);
   RunnerOptions o = packed(WeightQuantization::int8);

@@ -3,7 +3,9 @@
 # nothing (bf16 weights widened in registers are the fp32 reference's bit for bit) reports zero
 # difference and identical continuations, on every kernel ISA this CPU runs; on the e2e model
 # (fp32 on disk), bf16 and f16 weights, int8 weights and a bf16 KV cache report a difference; the
-# JSON agrees with the printed lines; bad flags exit 2 naming the flag or file.
+# JSON agrees with the printed lines; --compute-dtype bfloat16 / int8 (the bf16 and int8 dot
+# products) differ from it where the CPU has them and are refused naming the flag where it has
+# not; bad flags exit 2 naming the flag or file.
 source "$(dirname "$0")/lib/server.bash" "$@"
 
 accuracy() {  # accuracy NAME MODEL ARGS...: runs bench accuracy, JSON in $WORK/NAME.json
@@ -96,6 +98,21 @@ else
   echo "skip - no AVX512_BF16 here: --compute-dtype bfloat16 is only checked for its refusal"
 fi
 
+# --compute-dtype int8 (w8a8: int8 dot products) with int8 weights where AVX512_VNNI is.
+if grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo &&
+  grep -qw avx512bw /proc/cpuinfo; then
+  accuracy w8a8 "$SHIPPED" --quantization int8 --compute-dtype int8
+  consistent w8a8 0
+  grep -q "^candidate: .*--quantization int8 (per channel), .*, --compute-dtype int8$" \
+    "$WORK/w8a8.out" && pass "the int8 compute candidate is named" ||
+    fail "w8a8: $(cat "$WORK/w8a8.out")"
+  grep -q "^  kernels: .*; compute int8 (avx512_vnni dot products, activations per token)" \
+    "$WORK/w8a8.out" && pass "the int8 compute kernels are named" ||
+    fail "w8a8 kernels: $(cat "$WORK/w8a8.out")"
+else
+  echo "skip - no AVX512_VNNI here: --compute-dtype int8 is only checked for its refusal"
+fi
+
 # A text dataset through the model's tokenizer: prompts of real text.
 printf '%s\n' '{"prompt": "What is the capital of France?", "output_len": 5}' \
   '{"prompt": "Tell me about the moon.", "output_len": 9}' >"$WORK/prompts.jsonl"
@@ -122,6 +139,12 @@ bad "--compute-dtype float8" "flag --compute-dtype: unknown compute dtype 'float
   --compute-dtype float8
 bad "--compute-dtype bfloat16 with int8" "flag --compute-dtype: --compute-dtype bfloat16 computes on float weights" \
   --compute-dtype bfloat16 --quantization int8
+bad "--compute-dtype int8 on float weights" "flag --compute-dtype: --compute-dtype int8 needs --quantization int8 per output channel" \
+  --compute-dtype int8
+bad "--compute-dtype int8 with groups" "flag --compute-dtype: --compute-dtype int8 needs --quantization int8 per output channel" \
+  --compute-dtype int8 --quantization int8 --quantization-group 32
+bad "--compute-dtype int8 on avx2" "flag --compute-dtype: --compute-dtype int8 needs a CPU with AVX512_VNNI and the avx512 kernel ISA" \
+  --compute-dtype int8 --quantization int8 --kernel-isa avx2
 bad "--compute-dtype bfloat16 on avx2" "flag --compute-dtype: --compute-dtype bfloat16 needs a CPU with AVX512_BF16 and the avx512 kernel ISA" \
   --compute-dtype bfloat16 --kernel-isa avx2
 rc=0
