@@ -51,12 +51,21 @@ const char* kv_cache_dtype_name(KvCacheDtype d) {
 ComputeDtype parse_compute_dtype(const std::string& name) {
   if (name == "float32" || name == "float") return ComputeDtype::f32;
   if (name == "bfloat16") return ComputeDtype::bf16;
+  if (name == "int8") return ComputeDtype::int8;
   throw std::invalid_argument("unknown compute dtype '" + name +
-                              "' (expected float32 or bfloat16)");
+                              "' (expected float32, bfloat16 or int8)");
 }
 
 const char* compute_dtype_name(ComputeDtype d) {
-  return d == ComputeDtype::bf16 ? "bfloat16" : "float32";
+  switch (d) {
+    case ComputeDtype::bf16:
+      return "bfloat16";
+    case ComputeDtype::int8:
+      return "int8";
+    case ComputeDtype::f32:
+      break;
+  }
+  return "float32";
 }
 
 }  // namespace ps
