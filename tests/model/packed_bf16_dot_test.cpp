@@ -71,38 +71,15 @@ TEST_P(PackedBf16Dot, MatchesDoubleReferenceWithinBf16Bounds) {
   }
 }
 
-// Each row alone, at M = 1, gives the bits it gets among all m rows: the engine's batch
-// invariance holds on this path too.
+// Each row alone gives the bits it gets among the batch (packed_case.h).
 TEST_P(PackedBf16Dot, ARowsResultDoesNotDependOnTheBatch) {
   const PackedCaseData d(GetParam());
-  const PackedWeight packed(d.w.data(), PanelFormat::f32, d.c.n, d.c.k, PanelFormat::bf16_pairs);
-  std::vector<float> all = d.y0;
-  packed_linear(d.args(&packed, all.data()));
-  for (int64_t i = 0; i < d.c.m; ++i) {
-    std::vector<float> one(d.y0.begin() + i * d.ldy, d.y0.begin() + (i + 1) * d.ldy);
-    PackedLinearArgs a = d.args(&packed, one.data());
-    a.x = d.x.data() + i * d.ldx;
-    a.m = 1;
-    packed_linear(a);
-    for (int64_t j = 0; j < d.c.n; ++j) {
-      ASSERT_EQ(one[j], all[i * d.ldy + j]) << "row " << i << " col " << j;
-    }
-  }
+  testing_util::expect_rows_batch_invariant(
+      d, PackedWeight(d.w.data(), PanelFormat::f32, d.c.n, d.c.k, PanelFormat::bf16_pairs));
 }
 
-// m: 1 (decode), a 12-row tile and its tails, past a 128-row chunk; n: under, at and past one
-// panel; k: 1, odd (a padded pair), even, long. Variants: bias, accumulate, padded strides.
-INSTANTIATE_TEST_SUITE_P(Shapes, PackedBf16Dot,
-                         ::testing::Values(PackedCase{1, 32, 64, 0}, PackedCase{1, 33, 7, 1},
-                                           PackedCase{2, 31, 1, 2}, PackedCase{5, 100, 255, 3},
-                                           PackedCase{12, 64, 128, 1}, PackedCase{13, 65, 33, 2},
-                                           PackedCase{37, 96, 96, 3}, PackedCase{130, 40, 70, 0},
-                                           PackedCase{1, 1, 2, 0}),
-                         [](const ::testing::TestParamInfo<PackedCase>& i) {
-                           const PackedCase& c = i.param;
-                           return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
-                                  std::to_string(c.k) + "_v" + std::to_string(c.variant);
-                         });
+INSTANTIATE_TEST_SUITE_P(Shapes, PackedBf16Dot, testing_util::dot_product_cases(),
+                         testing_util::packed_case_name);
 
 // The panels hold each weight rounded to bf16 (nearest even) wherever its k-step falls in a
 // pair, for fp32, bf16 and f16 sources alike; row() reads them back.

@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <string>
+
 #include "kernels/packed_linear.h"
 
 #include "tests/model/randn.h"
@@ -67,5 +71,39 @@ struct PackedCaseData {
     return worst;
   }
 };
+
+// Each row of the case alone, at M = 1, gives the bits it gets among all m rows: the engine's
+// batch invariance on the weight `packed`'s path.
+inline void expect_rows_batch_invariant(const PackedCaseData& d, const PackedWeight& packed) {
+  std::vector<float> all = d.y0;
+  packed_linear(d.args(&packed, all.data()));
+  for (int64_t i = 0; i < d.c.m; ++i) {
+    std::vector<float> one(d.y0.begin() + i * d.ldy, d.y0.begin() + (i + 1) * d.ldy);
+    PackedLinearArgs a = d.args(&packed, one.data());
+    a.x = d.x.data() + i * d.ldx;
+    a.m = 1;
+    packed_linear(a);
+    for (int64_t j = 0; j < d.c.n; ++j) {
+      ASSERT_EQ(one[j], all[i * d.ldy + j]) << "row " << i << " col " << j;
+    }
+  }
+}
+
+// The dot-product kernels' cases (bf16 pairs, int8 quads): m 1 (decode), a 12-row tile and its
+// tails, past a 128-row chunk; n under, at and past one panel; k 1, 2, 5, 7 and 33 (padded pairs
+// and quads), long; every variant (bias, accumulate, padded strides).
+inline ::testing::internal::ParamGenerator<PackedCase> dot_product_cases() {
+  return ::testing::Values(PackedCase{1, 32, 64, 0}, PackedCase{1, 33, 7, 1},
+                           PackedCase{2, 31, 1, 2}, PackedCase{5, 100, 255, 3},
+                           PackedCase{12, 64, 128, 1}, PackedCase{13, 65, 33, 2},
+                           PackedCase{37, 96, 96, 3}, PackedCase{130, 40, 70, 0},
+                           PackedCase{1, 1, 2, 0}, PackedCase{3, 17, 5, 1});
+}
+
+inline std::string packed_case_name(const ::testing::TestParamInfo<PackedCase>& i) {
+  const PackedCase& c = i.param;
+  return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) +
+         "_v" + std::to_string(c.variant);
+}
 
 }  // namespace ps::testing_util

@@ -86,35 +86,15 @@ TEST_P(PackedInt8Dot, MatchesDoubleReferenceOverTheQuantizedValues) {
   }
 }
 
+// Each row alone gives the bits it gets among the batch (packed_case.h).
 TEST_P(PackedInt8Dot, ARowsResultDoesNotDependOnTheBatch) {
   const PackedCaseData d(GetParam());
-  const PackedWeight packed(d.w.data(), PanelFormat::f32, d.c.n, d.c.k, PanelFormat::i8_quads);
-  std::vector<float> all = d.y0;
-  packed_linear(d.args(&packed, all.data()));
-  for (int64_t i = 0; i < d.c.m; ++i) {
-    std::vector<float> one(d.y0.begin() + i * d.ldy, d.y0.begin() + (i + 1) * d.ldy);
-    PackedLinearArgs a = d.args(&packed, one.data());
-    a.x = d.x.data() + i * d.ldx;
-    a.m = 1;
-    packed_linear(a);
-    for (int64_t j = 0; j < d.c.n; ++j) {
-      ASSERT_EQ(one[j], all[i * d.ldy + j]) << "row " << i << " col " << j;
-    }
-  }
+  testing_util::expect_rows_batch_invariant(
+      d, PackedWeight(d.w.data(), PanelFormat::f32, d.c.n, d.c.k, PanelFormat::i8_quads));
 }
 
-// As the bf16 test: k = 1, 3, 5 and 7 leave a padded quad; tiles, tails, chunks, variants.
-INSTANTIATE_TEST_SUITE_P(Shapes, PackedInt8Dot,
-                         ::testing::Values(PackedCase{1, 32, 64, 0}, PackedCase{1, 33, 7, 1},
-                                           PackedCase{2, 31, 1, 2}, PackedCase{5, 100, 255, 3},
-                                           PackedCase{12, 64, 128, 1}, PackedCase{13, 65, 33, 2},
-                                           PackedCase{37, 96, 96, 3}, PackedCase{130, 40, 70, 0},
-                                           PackedCase{3, 17, 5, 1}),
-                         [](const ::testing::TestParamInfo<PackedCase>& i) {
-                           const PackedCase& c = i.param;
-                           return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
-                                  std::to_string(c.k) + "_v" + std::to_string(c.variant);
-                         });
+INSTANTIATE_TEST_SUITE_P(Shapes, PackedInt8Dot, testing_util::dot_product_cases(),
+                         testing_util::packed_case_name);
 
 // A zero row of activations (scale 0) gives bias (+ y) exactly; rows are not gathered from
 // int8 panels; grouped scales are refused.
