@@ -181,8 +181,74 @@ __attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, 
   }
 }
 
+// R rows (1 or 2) against the S panels of a span (PanelJob::span): per k-step R broadcasts, 2S
+// weight loads and 2RS independent FMA chains, each the chain tile<R, F> would run for its
+// output. f32, bf16, f16 and int8 per channel (whose chain ends are scaled in finish).
+template <int R, int S, PanelFormat F>
+__attribute__((always_inline)) inline void span_tile(const PanelJob& j) {
+  using T = typename Wide<F>::T;
+  __m512 a0[S][R], a1[S][R];
+#pragma GCC unroll 16
+  for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) a0[s][i] = a1[s][i] = _mm512_setzero_ps();
+  }
+  const T* w[S];
+#pragma GCC unroll 16
+  for (int s = 0; s < S; ++s) {
+    w[s] = reinterpret_cast<const T*>(static_cast<const char*>(j.panel) + s * j.panel_stride);
+  }
+  const float* x = j.x;
+  const int64_t ldx = j.ldx, k = j.k;
+  for (int64_t p = 0; p < k; ++p) {
+#pragma GCC unroll 16
+    for (int s = 0; s < S; ++s) {
+      const T* ws = w[s] + p * kCols;
+      _mm_prefetch(reinterpret_cast<const char*>(ws) + kPrefetchBytes, _MM_HINT_T0);
+      step<R>(a0[s], a1[s], x, ldx, p, Wide<F>::load(ws), Wide<F>::load(ws + 16));
+    }
+  }
+  const bool per_channel = F == PanelFormat::i8;
+#pragma GCC unroll 16
+  for (int s = 0; s < S; ++s) {
+    const int cols = s + 1 < S ? kCols : j.cols;
+    const int lo = cols < 16 ? cols : 16;
+    const float* bias = j.bias != nullptr ? j.bias + s * kCols : nullptr;
+    const float* scale = per_channel ? j.scales + s * j.scale_stride : nullptr;
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      float* y = j.y + i * j.ldy + s * kCols;
+      finish(a0[s][i], y, bias, scale, j.accumulate, lo);
+      if (cols > 16) {
+        finish(a1[s][i], y + 16, bias ? bias + 16 : nullptr, scale ? scale + 16 : nullptr,
+               j.accumulate, cols - 16);
+      }
+    }
+  }
+}
+
+template <int R, PanelFormat F>
+__attribute__((always_inline)) inline void span_rows(const PanelJob& j) {
+  switch (j.span) {
+    case 4:
+      return span_tile<R, 4, F>(j);
+    case 3:
+      return span_tile<R, 3, F>(j);
+    default:
+      return span_tile<R, 2, F>(j);
+  }
+}
+
 template <PanelFormat F>
 void panel(const PanelJob& j) {
+  // packed_linear.cpp spans int8 panels only per channel (one group over k).
+  if constexpr (F == PanelFormat::f32 || F == PanelFormat::bf16 || F == PanelFormat::f16 ||
+                F == PanelFormat::i8) {
+    if (j.span > 1) {
+      if (j.rows == 1) return span_rows<1, F>(j);
+      return span_rows<2, F>(j);
+    }
+  }
   constexpr int kRows = 12;
   NextPanel next = next_panel(j, (j.rows + kRows - 1) / kRows);
   int64_t row = 0;

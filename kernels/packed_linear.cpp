@@ -42,6 +42,22 @@ PanelFn kernel_for(KernelIsa isa) {
   return panel_generic;
 }
 
+// Panels per job (PanelJob::span): at one or two rows the AVX-512 widening kernel runs four or two
+// panels' FMA chains side by side; 1 wherever else. Not on AVX2 and generic, nor for int8 per
+// group or MXFP4 (their steps multiply or decode per weight vector), nor on the dot-product
+// kernels: spans there measured no faster at M = 1 (bench_model_lowbit_linear 1 2, bf16-dot 0.73
+// vs 0.73 ms a layer, i8-dot 0.44 vs 0.46; AMD EPYC, avx512).
+int64_t span_panels(int64_t m, const PackedWeight& w, PanelFn fn) {
+#if PS_X86_KERNELS
+  const PanelFormat f = w.format();
+  const bool widening = f == PanelFormat::f32 || f == PanelFormat::bf16 || f == PanelFormat::f16 ||
+                        (f == PanelFormat::i8 && w.group() >= w.k());
+  if (fn == panel_avx512 && widening && m <= 2) return m == 1 ? 4 : 2;
+#endif
+  (void)m, (void)w, (void)fn;
+  return 1;
+}
+
 PackedLinearArgs with_dense_strides(PackedLinearArgs a) {
   if (a.w == nullptr || a.w->empty()) throw std::invalid_argument("packed_linear: no weight");
   if (a.ldx == 0) a.ldx = a.w->k();
@@ -111,8 +127,9 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   const int64_t rows = std::max<int64_t>(4, std::min(a.m, kRowChunk));
   const int64_t grain = std::max<int64_t>(1, 262144 / (rows * kPanelCols * w.k()));
   const bool ahead = single_pass_prefetch();
+  const int64_t span = span_panels(a.m, w, fn);
   parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
+    for (int64_t u = u0; u < u1;) {
       const int64_t r0 = (u / panels) * kRowChunk;
       const int64_t col = (u % panels) * kPanelCols;
       PanelJob j;
@@ -138,14 +155,21 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.ldy = a.ldy;
       j.bias = a.bias != nullptr ? a.bias + col : nullptr;
       j.rows = std::min(a.m, r0 + kRowChunk) - r0;
-      j.cols = int32_t(std::min(kPanelCols, w.n() - col));
       j.accumulate = a.accumulate;
       j.single_pass_prefetch = ahead;
-      if (u + 1 < u1 && (u + 1) % panels != u % panels) {
+      // span > 1 means one row chunk (m <= 2), so units u.. are consecutive panels.
+      j.span = int32_t(std::min(span, u1 - u));
+      if (j.span > 1) {
+        j.panel_stride = w.panel_bytes();
+        j.scale_stride = w.groups() * kPanelCols;
+      } else if (u + 1 < u1 && (u + 1) % panels != u % panels) {
         j.next_panel = w.panel_data((u + 1) % panels);
         j.next_bytes = w.panel_bytes();
       }
+      const int64_t last_col = col + (j.span - 1) * kPanelCols;
+      j.cols = int32_t(std::min(kPanelCols, w.n() - last_col));
       fn(j);
+      u += j.span;
     }
   });
 }

@@ -1,0 +1,132 @@
+// Jobs that cover several panels at once (PanelJob::span: one or two rows on the AVX-512 kernel)
+// give every output the bits of the one-panel tile that a taller call runs: spans of 4, 3 and 2
+// panels, a partial last panel, a span broken by the thread split, bias, accumulate and padded
+// strides, for every format the span path takes (f32, bf16, f16, int8 per channel) and those it
+// leaves to the single-panel path (int8 per group; the bf16 and int8 dot products' pairs and
+// quads, where the CPU has their units), on every kernel this CPU can run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/packed_linear.h"
+
+#include "tests/model/randn.h"
+
+namespace ps {
+namespace {
+
+using testing_util::randn;
+
+struct SpanFormat {
+  PanelFormat format;
+  int64_t group;
+  const char* name;
+};
+
+const SpanFormat kSpanFormats[] = {{PanelFormat::f32, 0, "f32"},
+                                   {PanelFormat::bf16, 0, "bf16"},
+                                   {PanelFormat::f16, 0, "f16"},
+                                   {PanelFormat::i8, 0, "i8/channel"},
+                                   {PanelFormat::i8, 32, "i8/g32"},
+                                   {PanelFormat::bf16_pairs, 0, "bf16 pairs (dot products)"},
+                                   {PanelFormat::i8_quads, 0, "i8 quads (dot products)"}};
+
+// Rows [row, row + m) of x computed alone equal the same rows of a 13-row call, bit for bit.
+void expect_rows_match_tall_call(const PackedWeight& w, KernelIsa isa, int64_t n, int64_t k,
+                                 int64_t row, int64_t m, bool with_bias, bool accumulate,
+                                 const std::string& what) {
+  const int64_t tall = 13, ldx = k + 3, ldy = n + 5;
+  const auto x = randn(size_t(tall * ldx), 21);
+  const auto bias = randn(size_t(n), 22);
+  const auto y0 = randn(size_t(tall * ldy), 23);
+  PackedLinearArgs a;
+  a.w = &w;
+  a.bias = with_bias ? bias.data() : nullptr;
+  a.ldx = ldx;
+  a.ldy = ldy;
+  a.accumulate = accumulate;
+  std::vector<float> all = y0;
+  a.x = x.data();
+  a.y = all.data();
+  a.m = tall;
+  ASSERT_TRUE(packed_linear_on(a, isa)) << what;
+  std::vector<float> few(y0.begin() + row * ldy, y0.begin() + (row + m) * ldy);
+  a.x = x.data() + row * ldx;
+  a.y = few.data();
+  a.m = m;
+  ASSERT_TRUE(packed_linear_on(a, isa)) << what;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldy; ++j) {
+      // The padding between output rows is never written: it keeps y0's values.
+      ASSERT_EQ(few[size_t(i * ldy + j)], all[size_t((row + i) * ldy + j)])
+          << what << " row " << row + i << " col " << j;
+    }
+  }
+}
+
+TEST(PackedSpan, FewRowsEqualTheirRowsInATallCall) {
+  // n 70: one thread's span of 3 with a partial last panel. n 293 at k 1024: 10 panels split
+  // over the threads (a span of 4 then a shorter one on each) with a 5-column last panel.
+  const int64_t shapes[][2] = {{70, 129}, {293, 1024}, {32, 64}, {17, 33}};
+  for (const auto& shape : shapes) {
+    const int64_t n = shape[0], k = shape[1];
+    const auto w = randn(size_t(n * k), 24);
+    for (const SpanFormat& f : kSpanFormats) {
+      const PackedWeight packed(w.data(), PanelFormat::f32, n, k, f.format, f.group);
+      for (KernelIsa isa : runnable_kernel_isas()) {
+        // The dot-product formats run on their AVX-512 unit alone (packed_linear_on refuses
+        // the rest, which packed_bf16_dot_test and packed_int8_dot_test check).
+        if (f.format == PanelFormat::bf16_pairs &&
+            (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
+          continue;
+        }
+        if (f.format == PanelFormat::i8_quads &&
+            (isa != KernelIsa::avx512 || !cpu_has_avx512_vnni())) {
+          continue;
+        }
+        for (int variant = 0; variant < 4; ++variant) {
+          const std::string what = std::string(f.name) + " " + kernel_isa_name(isa) + " n " +
+                                   std::to_string(n) + " k " + std::to_string(k) + " variant " +
+                                   std::to_string(variant);
+          for (int64_t m : {1, 2}) {
+            expect_rows_match_tall_call(packed, isa, n, k, 5, m, variant & 1, variant & 2,
+                                        what + " m " + std::to_string(m));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The span path's values against a double-precision product over the widened weights: the
+// same check as the single-panel kernels, at the row counts the span path runs.
+TEST(PackedSpan, OneRowMatchesDoubleReference) {
+  const int64_t n = 293, k = 1024;
+  const auto x = randn(size_t(k), 31);
+  const auto w = randn(size_t(n * k), 32);
+  const PackedWeight packed(w.data(), n, k);
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    std::vector<float> y(static_cast<size_t>(n));
+    PackedLinearArgs a;
+    a.x = x.data();
+    a.w = &packed;
+    a.y = y.data();
+    a.m = 1;
+    ASSERT_TRUE(packed_linear_on(a, isa));
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        ref += double(x[size_t(p)]) * double(w[size_t(j * k + p)]);
+        mag += std::fabs(double(x[size_t(p)]) * double(w[size_t(j * k + p)]));
+      }
+      // fp32 chain of k FMAs: each rounding at most 2^-24 of the running magnitude.
+      EXPECT_NEAR(y[size_t(j)], ref, mag * double(k) * 6e-8 + 1e-6)
+          << kernel_isa_name(isa) << " col " << j;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ps
