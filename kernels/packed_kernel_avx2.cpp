@@ -238,8 +238,62 @@ __attribute__((always_inline)) inline void tail(const PanelJob& j, int64_t row, 
   }
 }
 
+// One row against the S panels of a span (PanelJob::span, S = 2; fp32 panels): per k-step one
+// broadcast and 4S independent FMA chains, each the chain tile<1, 4, F> runs for its output.
+// Four chains a k-step kept batch-1 at the FMA's latency (packed_kernels.h). Narrow formats are
+// not spanned here: their widening, not the latency, bounds them on AVX2 (packed_linear.cpp).
+template <int S, PanelFormat F, bool Ahead>
+__attribute__((always_inline)) inline void span_row(const PanelJob& j) {
+  using T = typename Wide<F>::T;
+  __m256 a[S][4];
+#pragma GCC unroll 4
+  for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) a[s][v] = _mm256_setzero_ps();
+  }
+  const T* w[S];
+#pragma GCC unroll 4
+  for (int s = 0; s < S; ++s) {
+    w[s] = reinterpret_cast<const T*>(static_cast<const char*>(j.panel) + s * j.panel_stride);
+  }
+  const float* x = j.x;
+  const int64_t k = j.k;
+  for (int64_t p = 0; p < k; ++p) {
+    const __m256 b = _mm256_broadcast_ss(x + p);
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s) {
+      const T* ws = w[s] + p * kCols;
+      if constexpr (Ahead) {
+        _mm_prefetch(reinterpret_cast<const char*>(ws) + kPrefetchBytes, _MM_HINT_T0);
+      }
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) a[s][v] = _mm256_fmadd_ps(b, Wide<F>::load(ws + 8 * v), a[s][v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int s = 0; s < S; ++s) {
+    const int cols = s + 1 < S ? kCols : j.cols;
+    float* y = j.y + s * kCols;
+    const float* bias = j.bias != nullptr ? j.bias + s * kCols : nullptr;
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+      const int c = 8 * v;
+      if (c >= cols) break;
+      finish(a[s][v], y + c, bias ? bias + c : nullptr, nullptr, j.accumulate,
+             cols - c < 8 ? cols - c : 8);
+    }
+  }
+}
+
 template <PanelFormat F>
 void panel(const PanelJob& j) {
+  // packed_linear.cpp spans one row, two fp32 panels.
+  if constexpr (F == PanelFormat::f32) {
+    if (j.span > 1) {
+      if (j.single_pass_prefetch) return span_row<2, F, true>(j);
+      return span_row<2, F, false>(j);
+    }
+  }
   constexpr int kRows = 6;
   // A tile of more than 3 rows passes over the panel twice (two halves of its columns).
   NextPanel next = next_panel(j, j.rows <= 3 ? 1 : (j.rows + kRows - 1) / kRows * 2);

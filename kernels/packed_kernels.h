@@ -69,8 +69,8 @@ struct PanelJob {
   // on the default model's shapes), the hardware prefetcher alone doing better; the Intel
   // host measured a gain from it. Set by vendor in packed_linear.cpp.
   bool single_pass_prefetch = true;
-  // Panels this job covers (panel_avx512 alone takes more than 1; packed_linear.cpp sets it at
-  // one or two rows, f32/bf16/f16 and int8 per channel): panel i of the span starts
+  // Panels this job covers (panel_avx512 and panel_avx2 take more than 1; packed_linear.cpp
+  // says at which row counts and formats): panel i of the span starts
   // panel_stride bytes after panel i - 1, its scales scale_stride floats after, its y and bias i *
   // kPanelCols columns on; every panel but the last is whole, `cols` is the last one's. One row's
   // tile is a single FMA chain per output vector, so it ran at the FMA's latency, not at the rate

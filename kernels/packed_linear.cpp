@@ -42,17 +42,19 @@ PanelFn kernel_for(KernelIsa isa) {
   return panel_generic;
 }
 
-// Panels per job (PanelJob::span): at one or two rows the AVX-512 widening kernel runs four or two
-// panels' FMA chains side by side; 1 wherever else. Not on AVX2 and generic, nor for int8 per
-// group or MXFP4 (their steps multiply or decode per weight vector), nor on the dot-product
-// kernels: spans there measured no faster at M = 1 (bench_model_lowbit_linear 1 2, bf16-dot 0.73
-// vs 0.73 ms a layer, i8-dot 0.44 vs 0.46; AMD EPYC, avx512).
+// Panels per job (PanelJob::span): at one row the AVX-512 widening kernel runs four panels' FMA
+// chains side by side (two at two rows), the AVX2 one two fp32 panels'; 1 wherever else.
+// Measured and left out (bench_model_lowbit_linear 1 2, AMD EPYC): the dot-product kernels
+// (bf16-dot 0.73 vs 0.73 ms a layer, i8-dot 0.44 vs 0.46) and AVX2's narrow formats (bf16 0.73 /
+// 0.91 vs 0.85 / 0.89 ms, int8 0.48 / 0.58 vs 0.62 / 0.61: there the widening, not the latency,
+// is the bound). int8 per group and MXFP4 multiply or decode per weight vector: not spanned.
 int64_t span_panels(int64_t m, const PackedWeight& w, PanelFn fn) {
 #if PS_X86_KERNELS
   const PanelFormat f = w.format();
   const bool widening = f == PanelFormat::f32 || f == PanelFormat::bf16 || f == PanelFormat::f16 ||
                         (f == PanelFormat::i8 && w.group() >= w.k());
   if (fn == panel_avx512 && widening && m <= 2) return m == 1 ? 4 : 2;
+  if (fn == panel_avx2 && f == PanelFormat::f32 && m == 1) return 2;
 #endif
   (void)m, (void)w, (void)fn;
   return 1;

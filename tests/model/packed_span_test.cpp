@@ -1,9 +1,9 @@
-// Jobs that cover several panels at once (PanelJob::span: one or two rows on the AVX-512 kernel)
-// give every output the bits of the one-panel tile that a taller call runs: spans of 4, 3 and 2
-// panels, a partial last panel, a span broken by the thread split, bias, accumulate and padded
-// strides, for every format the span path takes (f32, bf16, f16, int8 per channel) and those it
-// leaves to the single-panel path (int8 per group; the bf16 and int8 dot products' pairs and
-// quads, where the CPU has their units), on every kernel this CPU can run.
+// Jobs that cover several panels at once (PanelJob::span: one or two rows on the AVX-512 kernel,
+// one row of fp32 on AVX2) give every output the bits of the one-panel tile that a taller call
+// runs: spans of 4, 3 and 2 panels, a partial last panel, a span broken by the thread split, bias,
+// accumulate and padded strides, for every format the span path takes (f32, bf16, f16, int8 per
+// channel) and those it leaves to the single-panel path (int8 per group; the bf16 and int8 dot
+// products' pairs and quads, where the CPU has their units), on every kernel this CPU can run.
 #include <gtest/gtest.h>
 
 #include <cmath>
