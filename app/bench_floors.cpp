@@ -18,7 +18,7 @@ nlohmann::json print_floors(const ModelConfig& c, const ModeResult& cont, const 
                             double bytes, ComputeDtype compute) {
   // Bandwidth over a buffer the size of the weights: what one decode step reads (from L3 where
   // the model fits in it, from DRAM where it does not).
-  const MachineLimits m = probe_machine(static_cast<int64_t>(bytes));
+  const MachineLimits m = probe_machine(static_cast<int64_t>(bytes), compute);
   const double flops = static_cast<double>(matmul_flops_per_token(c));
   const double read_s = bytes / (m.read_bandwidth_gbs * 1e9);
   // The peak of the dtype the projections compute in: bf16 dot products, or fp32.

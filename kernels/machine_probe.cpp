@@ -119,7 +119,7 @@ double measure_read_bandwidth(int64_t bytes) {
   return measure_bandwidth(bytes);
 }
 
-MachineLimits probe_machine(int64_t working_set_bytes) {
+MachineLimits probe_machine(int64_t working_set_bytes, ComputeDtype compute) {
   MachineLimits m;
   m.bandwidth_buffer_bytes = working_set_bytes > 0
                                  ? std::max<int64_t>(working_set_bytes, int64_t{32} << 20)
@@ -129,10 +129,11 @@ MachineLimits probe_machine(int64_t working_set_bytes) {
   m.packed_gemm_gflops = measure_packed_gemm();
   m.packed_isa = packed_linear_isa();
   m.gemm_gflops = std::max(m.blas_gemm_gflops, m.packed_gemm_gflops);
-  if (cpu_has_avx512_bf16() && active_kernel_isa() == KernelIsa::avx512) {
+  const bool avx512 = active_kernel_isa() == KernelIsa::avx512;
+  if (compute == ComputeDtype::bf16 && avx512 && cpu_has_avx512_bf16()) {
     m.bf16_gemm_gflops = measure_packed_gemm(PanelFormat::bf16_pairs);
   }
-  if (cpu_has_avx512_vnni() && active_kernel_isa() == KernelIsa::avx512) {
+  if (compute == ComputeDtype::int8 && avx512 && cpu_has_avx512_vnni()) {
     m.int8_gemm_gops = measure_packed_gemm(PanelFormat::i8_quads);
   }
   return m;

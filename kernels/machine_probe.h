@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/model_config.h"
+#include "model/model_dtype.h"
 
 namespace ps {
 
@@ -16,18 +17,22 @@ struct MachineLimits {
   double gemm_gflops = 0;
   double blas_gemm_gflops = 0, packed_gemm_gflops = 0;
   // The same GEMM on the bf16 dot products (--compute-dtype bfloat16), where the active ISA has
-  // them (AVX512_BF16 on avx512); 0 elsewhere.
+  // them (AVX512_BF16 on avx512) and the probe was asked for them; 0 elsewhere.
   double bf16_gemm_gflops = 0;
   // And on the int8 dot products (--compute-dtype int8), activations quantized in the timing,
-  // where AVX512_VNNI is; 0 elsewhere. Multiply-adds count 2 operations, as FLOPs do.
+  // where AVX512_VNNI is and the probe was asked; 0 elsewhere. Multiply-adds count 2 operations,
+  // as FLOPs do.
   double int8_gemm_gops = 0;
   std::string packed_isa;
 };
 
 // working_set_bytes: the buffer the bandwidth is read over (0: 512 MiB, past any L3 here).
 // Give the model's weight bytes to get the bandwidth a decode step actually sees: on a host
-// whose L3 holds the whole model, repeated steps read it from L3. At least 32 MiB.
-MachineLimits probe_machine(int64_t working_set_bytes = 0);
+// whose L3 holds the whole model, repeated steps read it from L3. At least 32 MiB. `compute`:
+// the dtype the run multiplies in; its dot-product GEMM is timed beside fp32's (where the
+// active ISA has the unit), the other one is not (about a second each of a bench run's time).
+MachineLimits probe_machine(int64_t working_set_bytes = 0,
+                            ComputeDtype compute = ComputeDtype::f32);
 
 // Read bandwidth (GB/s, all cores, best of 5) over a buffer of `bytes` (at least 1 MiB).
 double measure_read_bandwidth(int64_t bytes);

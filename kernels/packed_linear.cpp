@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/packed_kernels.h"
@@ -70,55 +71,76 @@ PackedLinearArgs with_dense_strides(PackedLinearArgs a) {
   return a;
 }
 
+// The call's rows in the operand form of the dot-product panels, made once per call rather than
+// once per panel: rounded to bf16 (bf16_pairs) or quantized to int8 with a scale per row
+// (i8_quads). All null for the widening formats.
+struct NarrowRows {
+  const uint16_t* xh = nullptr;
+  int64_t ldxh = 0;
+  const uint8_t* xq = nullptr;
+  int64_t ldxq = 0;
+  const float* x_scales = nullptr;
+};
+
+// Fills `buffer` with m rows `ld` apart, convert(r0, r1, rows r0.. of the buffer) in parallel.
+// The buffers are the calling thread's thread_locals, reached through the pointer handed to
+// `convert`: one named inside a worker would be that worker's own (empty) buffer.
+template <typename T, typename Convert>
+T* convert_rows(std::vector<T>& buffer, int64_t m, int64_t ld, int64_t k, const Convert& convert) {
+  buffer.resize(size_t(m * ld));
+  T* out = buffer.data();
+  parallel_for(0, m, std::max<int64_t>(1, 65536 / k),
+               [&](int64_t r0, int64_t r1) { convert(r0, r1, out + r0 * ld); });
+  return out;
+}
+
+// Checks the dot-product unit of w's format and points `fn` at its kernel; then the rows.
+NarrowRows narrow_rows(const PackedLinearArgs& a, PanelFn& fn) {
+  const PackedWeight& w = *a.w;
+  const PanelFormat f = w.format();
+  NarrowRows n;
+  if (f != PanelFormat::bf16_pairs && f != PanelFormat::i8_quads) return n;
+  const bool bf16 = f == PanelFormat::bf16_pairs;
+  const auto refusal = [f](const char* need) {
+    return std::invalid_argument(std::string("packed_linear: ") + panel_format_name(f) +
+                                 " panels need " + need);
+  };
+#if PS_X86_KERNELS
+  if (!(bf16 ? cpu_has_avx512_bf16() : cpu_has_avx512_vnni())) {
+    throw refusal(bf16 ? "AVX512_BF16" : "AVX512_VNNI");
+  }
+  const int64_t k = w.k();
+  thread_local std::vector<uint16_t> xh_buffer;
+  thread_local std::vector<uint8_t> xq_buffer;
+  thread_local std::vector<float> scales_buffer;
+  if (bf16) {
+    fn = panel_avx512_bf16;
+    n.ldxh = (k + 1) / 2 * 2;
+    n.xh = convert_rows(xh_buffer, a.m, n.ldxh, k, [&](int64_t r0, int64_t r1, uint16_t* out) {
+      round_rows_to_bf16(a.x + r0 * a.ldx, a.ldx, r1 - r0, k, out, n.ldxh);
+    });
+  } else {
+    fn = panel_avx512_vnni;
+    n.ldxq = (k + 3) / 4 * 4;
+    scales_buffer.resize(size_t(a.m));
+    float* scales = scales_buffer.data();
+    n.x_scales = scales;
+    n.xq = convert_rows(xq_buffer, a.m, n.ldxq, k, [&](int64_t r0, int64_t r1, uint8_t* out) {
+      quantize_rows_u8(a.x + r0 * a.ldx, a.ldx, r1 - r0, k, out, n.ldxq, scales + r0);
+    });
+  }
+  return n;
+#else
+  (void)bf16;
+  throw refusal("the x86 kernels");
+#endif
+}
+
 void run(const PackedLinearArgs& args, PanelFn fn) {
   const PackedLinearArgs a = with_dense_strides(args);
   if (a.m == 0) return;
   const PackedWeight& w = *a.w;
-  // Dot products on narrow activations: the rows are rounded to bf16 (bf16_pairs) or quantized
-  // to int8 (i8_quads) once per call, not once per panel. Lambdas below must use the pointers: a
-  // thread_local named inside them would be each worker thread's own (empty) buffer.
-  const int64_t ldxh = (w.k() + 1) / 2 * 2, ldxq = (w.k() + 3) / 4 * 4;
-  thread_local std::vector<uint16_t> xh_buffer;
-  thread_local std::vector<uint8_t> xq_buffer;
-  thread_local std::vector<float> x_scales_buffer;
-  const uint16_t* xh = nullptr;
-  const uint8_t* xq = nullptr;
-  const float* x_scales = nullptr;
-  const int64_t grain_rows = std::max<int64_t>(1, 65536 / w.k());
-  if (w.format() == PanelFormat::bf16_pairs) {
-#if PS_X86_KERNELS
-    if (!cpu_has_avx512_bf16()) {
-      throw std::invalid_argument("packed_linear: bf16_pairs panels need AVX512_BF16");
-    }
-    fn = panel_avx512_bf16;
-    xh_buffer.resize(size_t(a.m * ldxh));
-    uint16_t* out = xh_buffer.data();
-    xh = out;
-    parallel_for(0, a.m, grain_rows, [&](int64_t r0, int64_t r1) {
-      round_rows_to_bf16(a.x + r0 * a.ldx, a.ldx, r1 - r0, w.k(), out + r0 * ldxh, ldxh);
-    });
-#else
-    throw std::invalid_argument("packed_linear: bf16_pairs panels need the x86 kernels");
-#endif
-  } else if (w.format() == PanelFormat::i8_quads) {
-#if PS_X86_KERNELS
-    if (!cpu_has_avx512_vnni()) {
-      throw std::invalid_argument("packed_linear: i8_quads panels need AVX512_VNNI");
-    }
-    fn = panel_avx512_vnni;
-    xq_buffer.resize(size_t(a.m * ldxq));
-    x_scales_buffer.resize(size_t(a.m));
-    uint8_t* out = xq_buffer.data();
-    float* scales = x_scales_buffer.data();
-    xq = out;
-    x_scales = scales;
-    parallel_for(0, a.m, grain_rows, [&](int64_t r0, int64_t r1) {
-      quantize_rows_u8(a.x + r0 * a.ldx, a.ldx, r1 - r0, w.k(), out + r0 * ldxq, ldxq, scales + r0);
-    });
-#else
-    throw std::invalid_argument("packed_linear: i8_quads panels need the x86 kernels");
-#endif
-  }
+  const NarrowRows narrow = narrow_rows(a, fn);
   const int64_t panels = w.panels();
   const int64_t chunks = (a.m + kRowChunk - 1) / kRowChunk;
   // Work unit u = (row chunk u / panels, panel u % panels): a thread's contiguous range of
@@ -143,14 +165,14 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.exponents = w.panel_exponents(u % panels);
       j.group = w.group();
       j.k = w.k();
-      if (xh != nullptr) {
-        j.xh = xh + r0 * ldxh;
-        j.ldxh = ldxh;
+      if (narrow.xh != nullptr) {
+        j.xh = narrow.xh + r0 * narrow.ldxh;
+        j.ldxh = narrow.ldxh;
       }
-      if (xq != nullptr) {
-        j.xq = xq + r0 * ldxq;
-        j.ldxq = ldxq;
-        j.x_scales = x_scales + r0;
+      if (narrow.xq != nullptr) {
+        j.xq = narrow.xq + r0 * narrow.ldxq;
+        j.ldxq = narrow.ldxq;
+        j.x_scales = narrow.x_scales + r0;
         j.col_sums = w.panel_col_sums(u % panels);
       }
       j.y = a.y + r0 * a.ldy + col;
