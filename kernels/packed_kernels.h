@@ -61,7 +61,7 @@ struct PanelJob {
   bool accumulate = false;  // y += result instead of y = result
   // The panel this thread multiplies next (nullptr if none) and its bytes. The x86 kernels
   // prefetch it into L2 over this panel's passes, so its first pass does not wait on DRAM
-  // (kernels/panel_prefetch.h; not for int8 panels).
+  // (kernels/panel_prefetch.h; not for int8 panels). Not set for one or two rows (one pass).
   const void* next_panel = nullptr;
   int64_t next_bytes = 0;
   // Whether a tile that reads the panel once (the AVX2 kernel at 1-3 rows) also prefetches 2 KB

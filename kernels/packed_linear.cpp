@@ -186,7 +186,12 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       if (j.span > 1) {
         j.panel_stride = w.panel_bytes();
         j.scale_stride = w.groups() * kPanelCols;
-      } else if (u + 1 < u1 && (u + 1) % panels != u % panels) {
+      } else if (j.rows > 2 && u + 1 < u1 && (u + 1) % panels != u % panels) {
+        // One or two rows read the panel in one pass, which its 2 KB-ahead prefetch already
+        // covers: the next panel's L2 prefetch only doubled the requests. Without it the dot
+        // products at M = 1 took 0.74 / 0.70 ms a layer against 0.89 / 0.78 (bf16) and 0.38 /
+        // 0.36 against 0.50 / 0.45 (int8), A/B alternated (bench_model_lowbit_linear 1, AMD
+        // EPYC, avx512).
         j.next_panel = w.panel_data((u + 1) % panels);
         j.next_bytes = w.panel_bytes();
       }
