@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "kernels/packed_linear.h"
@@ -72,19 +73,32 @@ struct PackedCaseData {
   }
 };
 
-// Each row of the case alone, at M = 1, gives the bits it gets among all m rows: the engine's
-// batch invariance on the weight `packed`'s path.
-inline void expect_rows_batch_invariant(const PackedCaseData& d, const PackedWeight& packed) {
+// The case's rows taken `rows` at a time (1: decode) give the bits they get among all m rows,
+// the padding between output rows included (never written): the engine's batch invariance on the
+// weight `packed`'s path, on the active kernel or on `isa` forced (which must run it).
+inline void expect_rows_batch_invariant(const PackedCaseData& d, const PackedWeight& packed,
+                                        int64_t rows = 1,
+                                        std::optional<KernelIsa> isa = std::nullopt) {
+  auto run = [&](const PackedLinearArgs& a) {
+    if (isa) {
+      ASSERT_TRUE(packed_linear_on(a, *isa)) << kernel_isa_name(*isa);
+    } else {
+      packed_linear(a);
+    }
+  };
   std::vector<float> all = d.y0;
-  packed_linear(d.args(&packed, all.data()));
-  for (int64_t i = 0; i < d.c.m; ++i) {
-    std::vector<float> one(d.y0.begin() + i * d.ldy, d.y0.begin() + (i + 1) * d.ldy);
-    PackedLinearArgs a = d.args(&packed, one.data());
+  run(d.args(&packed, all.data()));
+  if (::testing::Test::HasFatalFailure()) return;
+  for (int64_t i = 0; i < d.c.m; i += rows) {
+    const int64_t m = std::min(rows, d.c.m - i);
+    std::vector<float> few(d.y0.begin() + i * d.ldy, d.y0.begin() + (i + m) * d.ldy);
+    PackedLinearArgs a = d.args(&packed, few.data());
     a.x = d.x.data() + i * d.ldx;
-    a.m = 1;
-    packed_linear(a);
-    for (int64_t j = 0; j < d.c.n; ++j) {
-      ASSERT_EQ(one[j], all[i * d.ldy + j]) << "row " << i << " col " << j;
+    a.m = m;
+    run(a);
+    if (::testing::Test::HasFatalFailure()) return;
+    for (int64_t j = 0; j < m * d.ldy; ++j) {
+      ASSERT_EQ(few[j], all[i * d.ldy + j]) << "row " << i + j / d.ldy << " col " << j % d.ldy;
     }
   }
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/packed_linear.h"
 
+#include "tests/model/packed_case.h"
 #include "tests/model/randn.h"
 
 namespace ps {
@@ -33,66 +34,34 @@ const SpanFormat kSpanFormats[] = {{PanelFormat::f32, 0, "f32"},
                                    {PanelFormat::bf16_pairs, 0, "bf16 pairs (dot products)"},
                                    {PanelFormat::i8_quads, 0, "i8 quads (dot products)"}};
 
-// Rows [row, row + m) of x computed alone equal the same rows of a 13-row call, bit for bit.
-void expect_rows_match_tall_call(const PackedWeight& w, KernelIsa isa, int64_t n, int64_t k,
-                                 int64_t row, int64_t m, bool with_bias, bool accumulate,
-                                 const std::string& what) {
-  const int64_t tall = 13, ldx = k + 3, ldy = n + 5;
-  const auto x = randn(size_t(tall * ldx), 21);
-  const auto bias = randn(size_t(n), 22);
-  const auto y0 = randn(size_t(tall * ldy), 23);
-  PackedLinearArgs a;
-  a.w = &w;
-  a.bias = with_bias ? bias.data() : nullptr;
-  a.ldx = ldx;
-  a.ldy = ldy;
-  a.accumulate = accumulate;
-  std::vector<float> all = y0;
-  a.x = x.data();
-  a.y = all.data();
-  a.m = tall;
-  ASSERT_TRUE(packed_linear_on(a, isa)) << what;
-  std::vector<float> few(y0.begin() + row * ldy, y0.begin() + (row + m) * ldy);
-  a.x = x.data() + row * ldx;
-  a.y = few.data();
-  a.m = m;
-  ASSERT_TRUE(packed_linear_on(a, isa)) << what;
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < ldy; ++j) {
-      // The padding between output rows is never written: it keeps y0's values.
-      ASSERT_EQ(few[size_t(i * ldy + j)], all[size_t((row + i) * ldy + j)])
-          << what << " row " << row + i << " col " << j;
-    }
-  }
-}
-
 TEST(PackedSpan, FewRowsEqualTheirRowsInATallCall) {
   // n 70: one thread's span of 3 with a partial last panel. n 293 at k 1024: 10 panels split
   // over the threads (a span of 4 then a shorter one on each) with a 5-column last panel.
   const int64_t shapes[][2] = {{70, 129}, {293, 1024}, {32, 64}, {17, 33}};
   for (const auto& shape : shapes) {
     const int64_t n = shape[0], k = shape[1];
-    const auto w = randn(size_t(n * k), 24);
-    for (const SpanFormat& f : kSpanFormats) {
-      const PackedWeight packed(w.data(), PanelFormat::f32, n, k, f.format, f.group);
-      for (KernelIsa isa : runnable_kernel_isas()) {
-        // The dot-product formats run on their AVX-512 unit alone (packed_linear_on refuses
-        // the rest, which packed_bf16_dot_test and packed_int8_dot_test check).
-        if (f.format == PanelFormat::bf16_pairs &&
-            (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
-          continue;
-        }
-        if (f.format == PanelFormat::i8_quads &&
-            (isa != KernelIsa::avx512 || !cpu_has_avx512_vnni())) {
-          continue;
-        }
-        for (int variant = 0; variant < 4; ++variant) {
-          const std::string what = std::string(f.name) + " " + kernel_isa_name(isa) + " n " +
-                                   std::to_string(n) + " k " + std::to_string(k) + " variant " +
-                                   std::to_string(variant);
-          for (int64_t m : {1, 2}) {
-            expect_rows_match_tall_call(packed, isa, n, k, 5, m, variant & 1, variant & 2,
-                                        what + " m " + std::to_string(m));
+    // Variants: plain; bias; accumulate with padded y rows; bias, accumulate, padded x rows.
+    for (int variant : {0, 1, 2, 3}) {
+      const testing_util::PackedCaseData d({13, n, k, variant});
+      for (const SpanFormat& f : kSpanFormats) {
+        const PackedWeight packed(d.w.data(), PanelFormat::f32, n, k, f.format, f.group);
+        for (KernelIsa isa : runnable_kernel_isas()) {
+          // The dot-product formats run on their AVX-512 unit alone (packed_linear_on refuses
+          // the rest, which packed_bf16_dot_test and packed_int8_dot_test check).
+          if (f.format == PanelFormat::bf16_pairs &&
+              (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
+            continue;
+          }
+          if (f.format == PanelFormat::i8_quads &&
+              (isa != KernelIsa::avx512 || !cpu_has_avx512_vnni())) {
+            continue;
+          }
+          for (int64_t rows : {1, 2}) {
+            SCOPED_TRACE(std::string(f.name) + " " + kernel_isa_name(isa) + " n " +
+                         std::to_string(n) + " k " + std::to_string(k) + " variant " +
+                         std::to_string(variant) + " rows " + std::to_string(rows));
+            testing_util::expect_rows_batch_invariant(d, packed, rows, isa);
+            if (::testing::Test::HasFatalFailure()) return;
           }
         }
       }
