@@ -117,21 +117,22 @@ PS_INLINE void accumulate_values(const float* p, const KV* vb, int64_t tok_strid
   }
 }
 
-// The online-softmax update of HG heads' (running max m, running sum l, unnormalized output
-// acc, kD floats a head) by tokens [0, n) of one block, n >= 1. q: the HG heads' query rows,
-// kD floats apart. p: scratch of (block_size / U + 1) * W floats. Tokens past n but inside the
+// The first half of the online-softmax update of HG heads by tokens [0, n) of one block, n >= 1:
+// their scores, the running max m (acc and the running sum l rescaled where it grew), the
+// weights p = e^(score - m) in tile order, and l += their sum. q: the HG heads' query rows, kD
+// floats apart. p: scratch of (block_size / U + 1) * W floats. Tokens past n but inside the
 // block (block_size of them) may be read as K, never as V: their scores are masked to -inf.
 //
 // kAhead: the rows of the sequence's next cache block that this call's rows mirror, `ahead`
-// elements from kb and vb, are prefetched into L1 line for line as these are loaded. A
-// sequence's blocks are scattered, so the hardware prefetcher, which follows a stream within a
-// 4 KB page, starts each block on demand misses; with the caches of many sequences in DRAM that
-// latency was what a decode step's attention waited on (bench_model_paged_attention's Layers
-// cases, bench/README.md).
+// elements from kb (here) and vb (accumulate_values), are prefetched into L1 line for line as
+// these are loaded. A sequence's blocks are scattered, so the hardware prefetcher, which follows a
+// stream within a 4 KB page, starts each block on demand misses; with the caches of many
+// sequences in DRAM that latency was what a decode step's attention waited on
+// (bench_model_paged_attention's Layers cases, bench/README.md).
 template <int W, int kD, int HG, bool kAhead, typename KV>
-PS_INLINE void attend_block_heads(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
-                                  int32_t n, int32_t block_size, float scale, float* p, float* m,
-                                  float* l, float* acc, int64_t ahead) {
+PS_INLINE void weigh_block(const float* q, const KV* kb, int64_t tok_stride, int32_t n,
+                           int32_t block_size, float scale, float* p, float* m, float* l,
+                           float* acc, int64_t ahead) {
   static_assert(kD % W == 0 && W % HG == 0);
   constexpr int U = W / HG;
   using F = Vec<W>;
@@ -188,6 +189,15 @@ PS_INLINE void attend_block_heads(const float* q, const KV* kb, const KV* vb, in
   }
   sum = within_head<W, U / 2, false>(sum);
   for (int h = 0; h < HG; ++h) l[h] += sum[h * U];
+}
+
+// The online-softmax update of HG heads' (running max m, running sum l, unnormalized output
+// acc, kD floats a head) by tokens [0, n) of one block, n >= 1: weigh_block, then acc += p v.
+template <int W, int kD, int HG, bool kAhead, typename KV>
+PS_INLINE void attend_block_heads(const float* q, const KV* kb, const KV* vb, int64_t tok_stride,
+                                  int32_t n, int32_t block_size, float scale, float* p, float* m,
+                                  float* l, float* acc, int64_t ahead) {
+  weigh_block<W, kD, HG, kAhead>(q, kb, tok_stride, n, block_size, scale, p, m, l, acc, ahead);
   // Heads per pass of the V loop: as many as keep their acc in half the register file.
   constexpr int kPerPass = (W == 16 ? 16 : 8) / (kD / W);
   constexpr int HV = kPerPass >= HG ? HG : (kPerPass >= 1 ? kPerPass : 1);

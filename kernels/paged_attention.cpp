@@ -105,6 +105,24 @@ PS_INLINE void attend_item(const PagedAttentionArgs& a, const WorkItem& w, Scrat
         if (prefill) pack_block<W, kD>(k_cache + base, v_cache + base, tok_stride, BS, sc);
       }
       for (int32_t r = w.row_begin; r < w.row_end; ++r) {
+        if constexpr (HG > 0) {
+          // Rows r and r + 1 both attend to the whole block: two at once (attention_pairs.h).
+          if (prefill && r + 1 < w.row_end && window_start(r + 1) <= t0 &&
+              first_pos + r + 1 - t0 >= BS) {
+            const float* qa = a.q + (q0 + r) * a.q_row_stride + int64_t{g} * G * D;
+            const int32_t ja = (r - w.row_begin) * heads + (g - w.kv_begin) * G;
+            for (int32_t h = 0; h < G; h += HG) {
+              const int32_t j = ja + h, jb = j + heads;
+              attn::call_block_pair<W, kD, HG>(
+                  qa + h * D, qa + a.q_row_stride + h * D, sc.k_packed.data(), sc.v_packed.data(),
+                  BS, BS, a.scale, sc.p.data(), sc.p.data() + sc.p.size() / 2, &sc.m[j], &sc.l[j],
+                  sc.acc.data() + int64_t{j} * D, &sc.m[jb], &sc.l[jb],
+                  sc.acc.data() + int64_t{jb} * D);
+            }
+            ++r;
+            continue;
+          }
+        }
         // The block's tokens [skip, skip + n) are the row's: from its window start (if inside
         // this block) to its causal limit.
         const int32_t skip = std::max(0, window_start(r) - t0);
@@ -285,8 +303,8 @@ void paged_attention(const PagedAttentionArgs& a) {
     sc.m.resize(nq_max);
     sc.l.resize(nq_max);
     // Per-head scores (block_size rounded up to 8), or a grouped block's tiles: at most
-    // block_size + 1 tiles of 16.
-    sc.p.resize((int64_t{a.block_size} + 1) * 16);
+    // block_size + 1 tiles of 16; twice, for a pair of prefill rows.
+    sc.p.resize(2 * (int64_t{a.block_size} + 1) * 16);
     sc.k_packed.resize(int64_t{a.block_size} * a.head_dim);
     sc.v_packed.resize(int64_t{a.block_size} * a.head_dim);
     for (size_t i = next++; i < items.size(); i = next++) run_item(a, items[i], sc);
