@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "kernels/attention_heads.h"
-#include "kernels/attention_pairs.h"
+#include "kernels/attention_rows.h"
 
 namespace ps::attn {
 
@@ -32,20 +32,18 @@ PS_ATTN_TARGET("arch=x86-64-v3")
 void attend_block_heads_w8(PS_ATTN_BLOCK_PARAMS) {
   attend_block_heads<8, kD, HG, kAhead>(PS_ATTN_BLOCK_ARGS);
 }
-#define PS_ATTN_PAIR_PARAMS                                                                     \
-  const float *qa, const float *qb, const float *kb, const float *vb, int32_t n,                \
-      int32_t block_size, float scale, float *pa, float *pb, float *ma, float *la, float *acca, \
-      float *mb, float *lb, float *accb
-#define PS_ATTN_PAIR_ARGS qa, qb, kb, vb, n, block_size, scale, pa, pb, ma, la, acca, mb, lb, accb
-template <int kD, int HG>
+#define PS_ATTN_ROWS_PARAMS \
+  const BlockRow *rows, const float *kb, const float *vb, int32_t n, int32_t block_size, float scale
+#define PS_ATTN_ROWS_ARGS rows, kb, vb, n, block_size, scale
+template <int kD, int HG, int R>
 PS_ATTN_TARGET("arch=x86-64-v4")
-void attend_block_pair_w16(PS_ATTN_PAIR_PARAMS) {
-  attend_block_pair<16, kD, HG>(PS_ATTN_PAIR_ARGS);
+void attend_block_rows_w16(PS_ATTN_ROWS_PARAMS) {
+  attend_block_rows<16, kD, HG, R>(PS_ATTN_ROWS_ARGS);
 }
-template <int kD, int HG>
+template <int kD, int HG, int R>
 PS_ATTN_TARGET("arch=x86-64-v3")
-void attend_block_pair_w8(PS_ATTN_PAIR_PARAMS) {
-  attend_block_pair<8, kD, HG>(PS_ATTN_PAIR_ARGS);
+void attend_block_rows_w8(PS_ATTN_ROWS_PARAMS) {
+  attend_block_rows<8, kD, HG, R>(PS_ATTN_ROWS_ARGS);
 }
 
 // The instance of W's ISA.
@@ -57,16 +55,16 @@ PS_INLINE void call_block_heads(PS_ATTN_BLOCK_PARAMS) {
     attend_block_heads_w8<kD, HG, kAhead>(PS_ATTN_BLOCK_ARGS);
   }
 }
-template <int W, int kD, int HG>
-PS_INLINE void call_block_pair(PS_ATTN_PAIR_PARAMS) {
+template <int W, int kD, int HG, int R>
+PS_INLINE void call_block_rows(PS_ATTN_ROWS_PARAMS) {
   if constexpr (W == 16) {
-    attend_block_pair_w16<kD, HG>(PS_ATTN_PAIR_ARGS);
+    attend_block_rows_w16<kD, HG, R>(PS_ATTN_ROWS_ARGS);
   } else {
-    attend_block_pair_w8<kD, HG>(PS_ATTN_PAIR_ARGS);
+    attend_block_rows_w8<kD, HG, R>(PS_ATTN_ROWS_ARGS);
   }
 }
-#undef PS_ATTN_PAIR_PARAMS
-#undef PS_ATTN_PAIR_ARGS
+#undef PS_ATTN_ROWS_PARAMS
+#undef PS_ATTN_ROWS_ARGS
 #undef PS_ATTN_TARGET
 #undef PS_ATTN_BLOCK_PARAMS
 #undef PS_ATTN_BLOCK_ARGS
