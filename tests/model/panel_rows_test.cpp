@@ -96,6 +96,8 @@ TEST(KvCachePages, ZerosThatTakeMemoryOnlyOnceWritten) {
   Tensor pool = lazily_committed_zeros({1024, 64, 1024}, DType::f32);  // 256 MiB
   ASSERT_EQ(pool.sizes(), (std::vector<int64_t>{1024, 64, 1024}));
   EXPECT_EQ(pool.dtype(), DType::f32);
+  // It starts on a 2 MB boundary, so transparent huge pages can back it from its first byte.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(pool.data_ptr()) % (uintptr_t{2} << 20), 0u);
   const int64_t mapped = resident_bytes();
   EXPECT_LT(mapped - before, int64_t{16} << 20);
   // Reading sampled spots (one per block) commits nothing either: zero pages are shared.
