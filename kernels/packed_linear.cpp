@@ -17,6 +17,17 @@ namespace {
 // k = 256..1408) stays in L2 while the thread's panels stream past it.
 constexpr int64_t kRowChunk = 128;
 
+// Rows per chunk for m rows: at most kRowChunk, the chunks as equal as multiples of 4 allow.
+// Each thread takes an equal share of (chunk, panel) units, so a short last chunk left its
+// thread idle for the difference: 720 rows (16 prompts of 45) split 128 x 5 + 80 gave one of two
+// threads 384 rows and the other 336; as 120 x 6 both get 360 (and 120 is ten whole 12-row
+// tiles). A row's result does not depend on its chunk: every output is one chain over k in order.
+int64_t row_chunk(int64_t m) {
+  const int64_t chunks = (m + kRowChunk - 1) / kRowChunk;
+  if (chunks == 1) return m;
+  return std::min(kRowChunk, ((m + chunks - 1) / chunks + 3) / 4 * 4);
+}
+
 using PanelFn = void (*)(const PanelJob&);
 
 // A single-pass tile's 2 KB-ahead prefetch (PanelJob::single_pass_prefetch). On an AMD EPYC
@@ -142,19 +153,20 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
   const PackedWeight& w = *a.w;
   const NarrowRows narrow = narrow_rows(a, fn);
   const int64_t panels = w.panels();
-  const int64_t chunks = (a.m + kRowChunk - 1) / kRowChunk;
+  const int64_t chunk_rows = row_chunk(a.m);
+  const int64_t chunks = (a.m + chunk_rows - 1) / chunk_rows;
   // Work unit u = (row chunk u / panels, panel u % panels): a thread's contiguous range of
   // units reuses its x chunk across many panels. Below ~256k multiply-adds per unit range,
   // waking the other threads costs more than it saves. With few rows the work is reading the
   // weight, not multiplying: count it as at least 4 rows, so a 1 MB weight at M = 1 (an o_proj
   // of the default model) is still read by every core (it ran on one, at one core's bandwidth).
-  const int64_t rows = std::max<int64_t>(4, std::min(a.m, kRowChunk));
+  const int64_t rows = std::max<int64_t>(4, chunk_rows);
   const int64_t grain = std::max<int64_t>(1, 262144 / (rows * kPanelCols * w.k()));
   const bool ahead = single_pass_prefetch();
   const int64_t span = span_panels(a.m, w, fn);
   parallel_for(0, chunks * panels, grain, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1;) {
-      const int64_t r0 = (u / panels) * kRowChunk;
+      const int64_t r0 = (u / panels) * chunk_rows;
       const int64_t col = (u % panels) * kPanelCols;
       PanelJob j;
       j.x = a.x + r0 * a.ldx;
@@ -178,7 +190,7 @@ void run(const PackedLinearArgs& args, PanelFn fn) {
       j.y = a.y + r0 * a.ldy + col;
       j.ldy = a.ldy;
       j.bias = a.bias != nullptr ? a.bias + col : nullptr;
-      j.rows = std::min(a.m, r0 + kRowChunk) - r0;
+      j.rows = std::min(a.m, r0 + chunk_rows) - r0;
       j.accumulate = a.accumulate;
       j.single_pass_prefetch = ahead;
       // span > 1 means one row chunk (m <= 2), so units u.. are consecutive panels.

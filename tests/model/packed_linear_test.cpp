@@ -92,10 +92,12 @@ TEST(PackedLinear, RejectsBadShapes) {
 }
 
 // A row's output is bit-identical whatever else shares the call (tile height, tail tile, row
-// chunk): the engine's greedy batch invariance relies on it.
+// chunk): the engine's greedy batch invariance relies on it. 131 rows split into chunks of 68
+// and 63, 140 into two of 70, 385 into three of 100 and one of 85 (row_chunk in
+// packed_linear.cpp).
 TEST(PackedLinear, RowResultDoesNotDependOnRowCount) {
   const int64_t n = 70, k = 129;
-  const auto x = randn(size_t(140 * k), 11);
+  const auto x = randn(size_t(385 * k), 11);
   const auto w = randn(size_t(n * k), 12);
   const PackedWeight packed(w.data(), n, k);
   for (KernelIsa isa : runnable_kernel_isas()) {
@@ -106,7 +108,7 @@ TEST(PackedLinear, RowResultDoesNotDependOnRowCount) {
     a.y = alone.data();
     a.m = 1;
     ASSERT_TRUE(packed_linear_on(a, isa));
-    for (int64_t m : {131, 133, 140}) {
+    for (int64_t m : {131, 133, 140, 385}) {
       std::vector<float> y(size_t(m * n));
       a.x = x.data();
       a.y = y.data();
