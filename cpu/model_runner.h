@@ -26,7 +26,9 @@ struct RunnerOptions {
   // per output channel (group 0) or per `quantization_group` input columns.
   WeightQuantization quantization = WeightQuantization::none;
   int64_t quantization_group = 0;
-  // --kv-cache-dtype: the cache's element type (attention computes in fp32 either way).
+  // --kv-cache-dtype: the cache's element type (attention computes in fp32 either way); auto
+  // follows the embedding's dtype (model_dtype.h). fp32 unless asked, for callers that build a
+  // runner themselves.
   KvCacheDtype kv_cache_dtype = KvCacheDtype::f32;
   // --compute-dtype: bfloat16 runs every float projection on the bf16 dot products, int8 every
   // int8 one on the int8 dot products (model_dtype.h); each needs its unit (AVX512_BF16,

@@ -81,10 +81,13 @@ BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const E
   if (device == Device::cpu) {
     const StatePoolSize states = size_state_pool(c, r);
     if (!states.line.empty()) built.note = states.line;
+    RunnerOptions runner = r.runner;
+    runner.kv_cache_dtype =
+        resolve_kv_cache_dtype(runner.kv_cache_dtype, weights->embed_tokens.dtype() == DType::bf16);
     int32_t blocks = r.num_blocks;
     if (blocks <= 0) {
       const int64_t per_block =
-          ModelRunner::kv_bytes_per_block(c, r.block_size, r.runner.kv_cache_dtype);
+          ModelRunner::kv_bytes_per_block(c, r.block_size, runner.kv_cache_dtype);
       blocks = int32_t(std::min<int64_t>(
           std::max<int64_t>(1, (r.cpu_kv_cache_memory - states.bytes) / per_block), 1 << 30));
     }
@@ -100,7 +103,7 @@ BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const E
       if (!built.note.empty()) built.note.push_back('\n');
       built.note.append(line);
     }
-    built.executor = std::make_unique<ModelRunner>(std::move(weights), built.kv, r.runner);
+    built.executor = std::make_unique<ModelRunner>(std::move(weights), built.kv, runner);
     return built;
   }
 #ifdef PAGEDSERVE_CUDA

@@ -38,13 +38,15 @@ const char* quantization_name(WeightQuantization q) {
 }
 
 KvCacheDtype parse_kv_cache_dtype(const std::string& name) {
-  if (name == "auto" || name == "float32" || name == "float") return KvCacheDtype::f32;
+  if (name == "auto") return KvCacheDtype::auto_dtype;
+  if (name == "float32" || name == "float") return KvCacheDtype::f32;
   if (name == "bfloat16") return KvCacheDtype::bf16;
   throw std::invalid_argument("unknown KV cache dtype '" + name +
                               "' (expected auto, float32 or bfloat16)");
 }
 
 const char* kv_cache_dtype_name(KvCacheDtype d) {
+  if (d == KvCacheDtype::auto_dtype) return "auto";
   return d == KvCacheDtype::bf16 ? "bfloat16" : "float32";
 }
 

@@ -21,12 +21,20 @@ enum class WeightQuantization { none, int8 };
 WeightQuantization parse_quantization(const std::string& name);  // throws std::invalid_argument
 const char* quantization_name(WeightQuantization q);
 
-// --kv-cache-dtype auto|float32|bfloat16: auto is float32 on CPU (what attention computes in).
-enum class KvCacheDtype { f32, bf16 };
+// --kv-cache-dtype auto|float32|bfloat16. auto is the model's dtype, as vLLM's is: bf16 weights
+// (after --dtype) keep a bf16 cache, which is what the model computes K and V in in its own
+// framework, and what halves the bytes decode attention reads; fp32 and fp16 weights an fp32 one
+// (the cache has no fp16 form, and bf16 would drop fp16's mantissa bits). Attention computes in
+// fp32 either way. Resolve auto (resolve_kv_cache_dtype) before asking for bytes.
+enum class KvCacheDtype { auto_dtype, f32, bf16 };
 KvCacheDtype parse_kv_cache_dtype(const std::string& name);  // throws std::invalid_argument
-const char* kv_cache_dtype_name(KvCacheDtype d);
+const char* kv_cache_dtype_name(KvCacheDtype d);             // "auto" | "float32" | "bfloat16"
+inline KvCacheDtype resolve_kv_cache_dtype(KvCacheDtype requested, bool bf16_model) {
+  if (requested != KvCacheDtype::auto_dtype) return requested;
+  return bf16_model ? KvCacheDtype::bf16 : KvCacheDtype::f32;
+}
 inline int64_t kv_cache_dtype_bytes(KvCacheDtype d) {
-  return d == KvCacheDtype::bf16 ? 2 : 4;
+  return d == KvCacheDtype::bf16 ? 2 : 4;  // auto must be resolved first; counted as fp32
 }
 
 // --compute-dtype float32|bfloat16|int8: what the CPU projections multiply in. float32 (the

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `bench accuracy` (issue #38): on the shipped tiny model (bf16 on disk), a precision that loses
-# nothing (bf16 weights widened in registers are the fp32 reference's bit for bit) reports zero
-# difference and identical continuations, on every kernel ISA this CPU runs; on the e2e model
+# nothing (bf16 weights widened in registers are the fp32 reference's bit for bit, with an fp32
+# cache) reports zero difference and identical continuations, on every kernel ISA this CPU runs;
+# --kv-cache-dtype auto gives it a bf16 cache and the fp32 e2e model an fp32 one; on the e2e model
 # (fp32 on disk), bf16 and f16 weights, int8 weights and a bf16 KV cache report a difference; the
 # JSON agrees with the printed lines; --compute-dtype bfloat16 / int8 (the bf16 and int8 dot
 # products) differ from it where the CPU has them and are refused naming the flag where it has
@@ -47,12 +48,23 @@ isas="generic"
 grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && isas="$isas avx2"
 grep -qw avx512f /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && isas="$isas avx512"
 for isa in $isas; do
-  accuracy "shipped-bf16-$isa" "$SHIPPED" --dtype bfloat16 --kernel-isa "$isa"
+  accuracy "shipped-bf16-$isa" "$SHIPPED" --dtype bfloat16 --kv-cache-dtype float32 \
+    --kernel-isa "$isa"
   consistent "shipped-bf16-$isa" 1
 done
-grep -q "^candidate: --dtype bfloat16, --kv-cache-dtype auto" "$WORK/shipped-bf16-generic.out" &&
+grep -q "^candidate: --dtype bfloat16, --kv-cache-dtype float32" "$WORK/shipped-bf16-generic.out" &&
   pass "the candidate is named by its flags" ||
   fail "candidate line: $(cat "$WORK/shipped-bf16-generic.out")"
+# --kv-cache-dtype auto is the model's dtype (vLLM's meaning): the shipped bf16 model keeps a
+# bf16 cache, a rounding away from the reference; the fp32 e2e model an fp32 one, exact.
+accuracy shipped-auto "$SHIPPED"
+consistent shipped-auto 0
+grep -q "kv cache bfloat16" "$WORK/shipped-auto.out" && pass "auto on a bf16 model: a bf16 cache" ||
+  fail "shipped auto kernels: $(cat "$WORK/shipped-auto.out")"
+accuracy fp32-auto "$MODEL"
+consistent fp32-auto 1
+grep -q "kv cache float32" "$WORK/fp32-auto.out" && pass "auto on an fp32 model: an fp32 cache" ||
+  fail "fp32 auto kernels: $(cat "$WORK/fp32-auto.out")"
 grep -q "^weights read per token: reference [0-9.]* MB, candidate [0-9.]* MB" \
   "$WORK/shipped-bf16-generic.out" && pass "both paths' bytes per token are printed" ||
   fail "bytes line: $(cat "$WORK/shipped-bf16-generic.out")"

@@ -336,5 +336,38 @@ TEST(LowbitRunner, Bf16KvCacheHalvesBytesKeepsBatchInvarianceAndTracksTheOracle)
   EXPECT_GT(diff, 0.0);  // the cache really is narrower (a fp32 cache gives ~1e-5)
 }
 
+// --kv-cache-dtype auto is the model's dtype (vLLM's meaning): a bf16 load keeps a bf16 cache,
+// int8 weights quantized from it too; an fp32 load or an fp16 one (the cache has no fp16 form) an
+// fp32 cache; an explicit dtype wins either way. The name round-trips and a bad one is refused.
+TEST(LowbitRunner, AutoKvCacheDtypeIsTheModelsDtype) {
+  EXPECT_EQ(parse_kv_cache_dtype("auto"), KvCacheDtype::auto_dtype);
+  EXPECT_EQ(parse_kv_cache_dtype("float32"), KvCacheDtype::f32);
+  EXPECT_EQ(parse_kv_cache_dtype("bfloat16"), KvCacheDtype::bf16);
+  EXPECT_STREQ(kv_cache_dtype_name(KvCacheDtype::auto_dtype), "auto");
+  EXPECT_THROW(parse_kv_cache_dtype("float16"), std::invalid_argument);
+  EXPECT_EQ(resolve_kv_cache_dtype(KvCacheDtype::auto_dtype, true), KvCacheDtype::bf16);
+  EXPECT_EQ(resolve_kv_cache_dtype(KvCacheDtype::auto_dtype, false), KvCacheDtype::f32);
+  EXPECT_EQ(resolve_kv_cache_dtype(KvCacheDtype::f32, true), KvCacheDtype::f32);
+  EXPECT_EQ(resolve_kv_cache_dtype(KvCacheDtype::bf16, false), KvCacheDtype::bf16);
+
+  const ModelConfig c = lowbit_config();
+  testutil::TempDir dir;
+  const LoadedModel bf16 = write_and_load(dir, c, 5, DType::bf16, ModelDtype::auto_dtype);
+  const LoadedModel fp32 = load_model(dir.path(), LoadOptions{});  // --dtype float32
+  LoadOptions half;
+  half.dtype = ModelDtype::f16;
+  const LoadedModel fp16 = load_model(dir.path(), half);
+  const auto summary = [](const LoadedModel& m, RunnerOptions o) {
+    o.kv_cache_dtype = KvCacheDtype::auto_dtype;
+    return ModelRunner(m.weights, KvCacheSpec{32, 4}, o).kernel_summary();
+  };
+  EXPECT_NE(summary(bf16, packed_options()).find("kv cache bfloat16"), std::string::npos);
+  RunnerOptions int8 = packed_options();
+  int8.quantization = WeightQuantization::int8;
+  EXPECT_NE(summary(bf16, int8).find("kv cache bfloat16"), std::string::npos);
+  EXPECT_NE(summary(fp32, packed_options()).find("kv cache float32"), std::string::npos);
+  EXPECT_NE(summary(fp16, packed_options()).find("kv cache float32"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ps
