@@ -326,36 +326,52 @@ void paged_attention(const PagedAttentionArgs& a) {
   }
 }
 
+// A step's K/V rows go to the cache on every thread: on one, a 720-token prefill step of the
+// 0.6B shape spent ~3% of its time here (bf16 rounding, and the first write of each fresh cache
+// page) with the other core waiting.
 void write_kv_cache(const float* k, const float* v, int64_t row_stride, const int32_t* slot_mapping,
                     int32_t num_tokens, int32_t kv_width, float* k_cache, float* v_cache) {
   const size_t bytes = sizeof(float) * size_t(kv_width);
-  for (int32_t t = 0; t < num_tokens; ++t) {
-    const int64_t slot = slot_mapping[t];
-    if (slot < 0) continue;
-    std::memcpy(k_cache + slot * kv_width, k + t * row_stride, bytes);
-    std::memcpy(v_cache + slot * kv_width, v + t * row_stride, bytes);
-  }
+  parallel_for(0, num_tokens, std::max(1, 16384 / kv_width), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t slot = slot_mapping[t];
+      if (slot < 0) continue;
+      std::memcpy(k_cache + slot * kv_width, k + t * row_stride, bytes);
+      std::memcpy(v_cache + slot * kv_width, v + t * row_stride, bytes);
+    }
+  });
 }
 
 }  // namespace ps
 
 namespace ps {
+namespace {
+
+// float_to_bf16 (model/half_bits.h) without its branch, so the loop below vectorizes: round to
+// nearest even, NaN kept quiet. Bit for bit the same results.
+void round_row_to_bf16(const float* src, int32_t n, uint16_t* dst) {
+  for (int32_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, src + i, 4);
+    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    const uint32_t quiet = (bits >> 16) | 0x40u;
+    dst[i] = uint16_t((bits & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+  }
+}
+
+}  // namespace
 
 void write_kv_cache_bf16(const float* k, const float* v, int64_t row_stride,
                          const int32_t* slot_mapping, int32_t num_tokens, int32_t kv_width,
                          uint16_t* k_cache, uint16_t* v_cache) {
-  for (int32_t t = 0; t < num_tokens; ++t) {
-    const int64_t slot = slot_mapping[t];
-    if (slot < 0) continue;
-    uint16_t* kd = k_cache + slot * kv_width;
-    uint16_t* vd = v_cache + slot * kv_width;
-    const float* ks = k + t * row_stride;
-    const float* vs = v + t * row_stride;
-    for (int32_t i = 0; i < kv_width; ++i) {
-      kd[i] = float_to_bf16(ks[i]);
-      vd[i] = float_to_bf16(vs[i]);
+  parallel_for(0, num_tokens, std::max(1, 16384 / kv_width), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t slot = slot_mapping[t];
+      if (slot < 0) continue;
+      round_row_to_bf16(k + t * row_stride, kv_width, k_cache + slot * kv_width);
+      round_row_to_bf16(v + t * row_stride, kv_width, v_cache + slot * kv_width);
     }
-  }
+  });
 }
 
 }  // namespace ps

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -349,6 +352,55 @@ TEST(PagedAttention, WriteKvCacheScattersRowsAndSkipsPadding) {
     EXPECT_EQ(kc[1 * width + i], k[2 * stride + i]);
     EXPECT_EQ(vc[1 * width + i], v[2 * stride + i]);
     EXPECT_EQ(kc[0 * width + i], -1.f);
+  }
+}
+
+// Many tokens, so the write runs on every thread (a grain is 16384 / width tokens): each fp32
+// row lands in its slot, each bf16 row is float_to_bf16 of every element (ties to even, infinities
+// and NaN included), padding slots (-1) are written nowhere.
+TEST(PagedAttention, WriteKvCacheOfAStepsManyRowsOnEveryThread) {
+  const int32_t width = 1024, stride = 2 * width + 8, tokens = 200, slots_total = 256;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  std::vector<float> k(size_t(tokens) * stride), v(size_t(tokens) * stride);
+  for (float& x : k) x = normal(rng);
+  for (float& x : v) x = normal(rng);
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            1.00390625f,  // exactly halfway between two bf16 values: to even
+                            1.01171875f,  // halfway, rounding up to even
+                            -0.f,
+                            3.4e38f};
+  for (size_t i = 0; i < std::size(specials); ++i) k[stride + i] = v[2 * stride + i] = specials[i];
+  std::vector<int32_t> slots(tokens);
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), rng);
+  for (int32_t t = 0; t < tokens; t += 7) slots[size_t(t)] = -1;
+  std::vector<float> kc(size_t(slots_total) * width, -1.f), vc(kc);
+  std::vector<uint16_t> kh(size_t(slots_total) * width, 0xdead), vh(kh);
+  write_kv_cache(k.data(), v.data(), stride, slots.data(), tokens, width, kc.data(), vc.data());
+  write_kv_cache_bf16(k.data(), v.data(), stride, slots.data(), tokens, width, kh.data(),
+                      vh.data());
+  std::vector<bool> written(slots_total, false);
+  for (int32_t t = 0; t < tokens; ++t) {
+    if (slots[size_t(t)] < 0) continue;
+    const size_t dst = size_t(slots[size_t(t)]) * width, src = size_t(t) * stride;
+    written[size_t(slots[size_t(t)])] = true;
+    for (int32_t i = 0; i < width; ++i) {
+      ASSERT_EQ(std::memcmp(&kc[dst + i], &k[src + i], 4), 0) << t << " " << i;
+      ASSERT_EQ(std::memcmp(&vc[dst + i], &v[src + i], 4), 0) << t << " " << i;
+      ASSERT_EQ(kh[dst + i], float_to_bf16(k[src + i])) << t << " " << i;
+      ASSERT_EQ(vh[dst + i], float_to_bf16(v[src + i])) << t << " " << i;
+    }
+  }
+  ASSERT_GE(slots[1], 0);
+  EXPECT_EQ(kh[size_t(slots[1]) * width + 3], 0x3f80);  // 1 + 2^-8: the tie goes to 1.0
+  EXPECT_EQ(kh[size_t(slots[1]) * width + 4], 0x3f82);  // 1 + 3 * 2^-8: the tie goes up, to even
+  for (int32_t s = 0; s < slots_total; ++s) {
+    if (written[size_t(s)]) continue;
+    EXPECT_EQ(kc[size_t(s) * width], -1.f) << s;
+    EXPECT_EQ(vh[size_t(s) * width + width - 1], 0xdead) << s;
   }
 }
 
