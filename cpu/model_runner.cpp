@@ -99,7 +99,8 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
   if (options.compute_dtype == ComputeDtype::bf16) {
     m.kernel_summary += "; compute bfloat16 (avx512_bf16 dot products)";
   } else if (options.compute_dtype == ComputeDtype::int8) {
-    m.kernel_summary += "; compute int8 (avx512_vnni dot products, activations per token)";
+    m.kernel_summary += std::string("; compute int8 (") + int8_dot_unit(active_kernel_isa()) +
+                        " dot products, activations per token)";
   }
   m.kv_dtype = options.kv_cache_dtype;
   const DType kv_type = m.kv_dtype == KvCacheDtype::bf16 ? DType::bf16 : DType::f32;

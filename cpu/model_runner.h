@@ -31,8 +31,9 @@ struct RunnerOptions {
   // runner themselves.
   KvCacheDtype kv_cache_dtype = KvCacheDtype::f32;
   // --compute-dtype: bfloat16 runs every float projection on the bf16 dot products, int8 every
-  // int8 one on the int8 dot products (model_dtype.h); each needs its unit (AVX512_BF16,
-  // AVX512_VNNI) on the avx512 kernel ISA, and the packed kernel (cpu/packed_layer.h).
+  // int8 one on the int8 dot products (model_dtype.h); each needs its unit (AVX512_BF16 on the
+  // avx512 kernel ISA; AVX512_VNNI on avx512 or AVX-VNNI on avx2), and the packed kernel
+  // (cpu/packed_layer.h).
   ComputeDtype compute_dtype = ComputeDtype::f32;
 };
 

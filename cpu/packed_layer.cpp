@@ -47,13 +47,21 @@ void check_compute_dtype(const RunnerOptions& o) {
   if (o.linear_mode == LinearMode::blas) {
     throw std::invalid_argument(flag + " runs on the packed kernel, not --kernel blas");
   }
-  const bool has = bf16 ? cpu_has_avx512_bf16() : cpu_has_avx512_vnni();
-  const char* unit = bf16 ? "AVX512_BF16" : "AVX512_VNNI";
-  if (!has || active_kernel_isa() != KernelIsa::avx512) {
-    throw std::invalid_argument(flag + " needs a CPU with " + unit +
-                                " and the avx512 kernel ISA (this CPU " +
-                                (has ? "has " : "has no ") + unit + ", kernel ISA " +
-                                kernel_isa_name(active_kernel_isa()) + ")");
+  const KernelIsa isa = active_kernel_isa();
+  if (bf16) {
+    const bool has = cpu_has_avx512_bf16();
+    if (!has || isa != KernelIsa::avx512) {
+      throw std::invalid_argument(flag + " needs a CPU with AVX512_BF16 and the avx512 kernel " +
+                                  "ISA (this CPU " + (has ? "has" : "has no") +
+                                  " AVX512_BF16, kernel ISA " + kernel_isa_name(isa) + ")");
+    }
+    return;
+  }
+  if (!int8_dot_products_on(isa)) {
+    throw std::invalid_argument(
+        flag + " needs AVX512_VNNI on the avx512 kernel ISA or AVX-VNNI on the avx2 one (this " +
+        "CPU has " + (cpu_has_avx512_vnni() ? "" : "no ") + "AVX512_VNNI and " +
+        (cpu_has_avx_vnni() ? "" : "no ") + "AVX-VNNI, kernel ISA " + kernel_isa_name(isa) + ")");
   }
 }
 

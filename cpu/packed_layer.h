@@ -50,7 +50,8 @@ const Tensor& matrix(const Tensor& t, const char* name);
 Projection projection(const Tensor& w, LinearTuner& tuner, const RunnerOptions& o);
 // Throws std::invalid_argument naming the flag when --compute-dtype cannot run here: bfloat16
 // with int8 weights, int8 without --quantization int8 per channel, --kernel blas, or the CPU
-// unit missing (AVX512_BF16, AVX512_VNNI) on the active (avx512) kernel ISA.
+// unit missing on the active kernel ISA (AVX512_BF16 on avx512; AVX512_VNNI on avx512 or
+// AVX-VNNI on avx2).
 void check_compute_dtype(const RunnerOptions& o);
 
 // A layer's weights packed, checked against the config's shapes.

@@ -48,6 +48,25 @@ bool cpu_has_avx512_vnni() {
 #endif
 }
 
+bool cpu_has_avx_vnni() {
+#if PS_X86_KERNELS
+  __builtin_cpu_init();
+  return cpu_has_avx2_fma() && __builtin_cpu_supports("avxvnni");
+#else
+  return false;
+#endif
+}
+
+bool int8_dot_products_on(KernelIsa isa) {
+  if (isa == KernelIsa::avx512) return cpu_has_avx512_vnni();
+  if (isa == KernelIsa::avx2) return cpu_has_avx_vnni();
+  return false;
+}
+
+const char* int8_dot_unit(KernelIsa isa) {
+  return isa == KernelIsa::avx512 ? "avx512_vnni" : "avx_vnni";
+}
+
 namespace {
 
 std::string runnable_list() {

@@ -133,7 +133,7 @@ MachineLimits probe_machine(int64_t working_set_bytes, ComputeDtype compute) {
   if (compute == ComputeDtype::bf16 && avx512 && cpu_has_avx512_bf16()) {
     m.bf16_gemm_gflops = measure_packed_gemm(PanelFormat::bf16_pairs);
   }
-  if (compute == ComputeDtype::int8 && avx512 && cpu_has_avx512_vnni()) {
+  if (compute == ComputeDtype::int8 && int8_dot_products_on(active_kernel_isa())) {
     m.int8_gemm_gops = measure_packed_gemm(PanelFormat::i8_quads);
   }
   return m;

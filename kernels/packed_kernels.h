@@ -23,7 +23,8 @@ namespace ps {
 // bf16_pairs: bf16 weights with each column's k-steps 2p and 2p + 1 side by side, the operand
 // layout of `vdpbf16ps` (--compute-dtype bfloat16: panel_avx512_bf16 alone runs it).
 // i8_quads: int8 per output channel with each column's k-steps 4p..4p+3 side by side, the
-// operand layout of `vpdpbusd` (--compute-dtype int8: panel_avx512_vnni alone runs it).
+// operand layout of `vpdpbusd` (--compute-dtype int8: panel_avx512_vnni on the avx512 ISA,
+// panel_avx2_vnni on the avx2 one).
 enum class PanelFormat : uint8_t { f32, bf16, f16, i8, mxfp4, bf16_pairs, i8_quads };
 
 struct PanelJob {
@@ -101,6 +102,11 @@ void panel_avx512_vnni(const PanelJob& job);
 // a multiple of 4. Rows ldx and ldo elements apart.
 void quantize_rows_u8(const float* x, int64_t ldx, int64_t m, int64_t k, uint8_t* out, int64_t ldo,
                       float* scales);
+// The same two on the avx2 ISA with AVX-VNNI (the VEX `vpdpbusd`): 6x16 tile, two passes a panel;
+// the same bytes and the same results bit for bit.
+void panel_avx2_vnni(const PanelJob& job);
+void quantize_rows_u8_avx2(const float* x, int64_t ldx, int64_t m, int64_t k, uint8_t* out,
+                           int64_t ldo, float* scales);
 #endif
 
 }  // namespace ps

@@ -117,8 +117,11 @@ NarrowRows narrow_rows(const PackedLinearArgs& a, PanelFn& fn) {
                                  " panels need " + need);
   };
 #if PS_X86_KERNELS
-  if (!(bf16 ? cpu_has_avx512_bf16() : cpu_has_avx512_vnni())) {
-    throw refusal(bf16 ? "AVX512_BF16" : "AVX512_VNNI");
+  // The int8 dot products run on the avx2 ISA's kernel (AVX-VNNI) when the call is on that ISA,
+  // else on the avx512 one's; the bf16 ones on avx512 alone.
+  const bool on_avx2 = fn == panel_avx2;
+  if (bf16 ? !cpu_has_avx512_bf16() : !(on_avx2 ? cpu_has_avx_vnni() : cpu_has_avx512_vnni())) {
+    throw refusal(bf16 ? "AVX512_BF16" : (on_avx2 ? "AVX-VNNI" : "AVX512_VNNI"));
   }
   const int64_t k = w.k();
   thread_local std::vector<uint16_t> xh_buffer;
@@ -131,13 +134,14 @@ NarrowRows narrow_rows(const PackedLinearArgs& a, PanelFn& fn) {
       round_rows_to_bf16(a.x + r0 * a.ldx, a.ldx, r1 - r0, k, out, n.ldxh);
     });
   } else {
-    fn = panel_avx512_vnni;
+    fn = on_avx2 ? panel_avx2_vnni : panel_avx512_vnni;
+    const auto quantize = on_avx2 ? quantize_rows_u8_avx2 : quantize_rows_u8;
     n.ldxq = (k + 3) / 4 * 4;
     scales_buffer.resize(size_t(a.m));
     float* scales = scales_buffer.data();
     n.x_scales = scales;
     n.xq = convert_rows(xq_buffer, a.m, n.ldxq, k, [&](int64_t r0, int64_t r1, uint8_t* out) {
-      quantize_rows_u8(a.x + r0 * a.ldx, a.ldx, r1 - r0, k, out, n.ldxq, scales + r0);
+      quantize(a.x + r0 * a.ldx, a.ldx, r1 - r0, k, out, n.ldxq, scales + r0);
     });
   }
   return n;
@@ -249,13 +253,14 @@ const char* packed_linear_isa() {
 
 bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa) {
   if (!cpu_can_run(isa)) return false;
-  // The bf16 and int8 dot products exist on one path each (panel_avx512_bf16, _vnni).
+  // The bf16 dot products exist on the avx512 path alone (panel_avx512_bf16), the int8 ones on
+  // avx512 and avx2 where the CPU has the unit (panel_avx512_vnni, panel_avx2_vnni).
   if (args.w != nullptr && args.w->format() == PanelFormat::bf16_pairs &&
       (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
     return false;
   }
   if (args.w != nullptr && args.w->format() == PanelFormat::i8_quads &&
-      (isa != KernelIsa::avx512 || !cpu_has_avx512_vnni())) {
+      !int8_dot_products_on(isa)) {
     return false;
   }
   run(args, kernel_for(isa));

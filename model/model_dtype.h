@@ -42,7 +42,8 @@ inline int64_t kv_cache_dtype_bytes(KvCacheDtype d) {
 // packed as bf16 and activations rounded to bf16, two exact bf16 products per fp32 accumulation
 // step (AVX512_BF16's vdpbf16ps; packed_kernels.h), as a bf16 model computes in its own framework.
 // int8 (with --quantization int8 per channel): activations quantized per token to int8 too,
-// exact int32 dot products (AVX512_VNNI's vpdpbusd) scaled once per output ("w8a8").
+// exact int32 dot products (vpdpbusd: AVX512_VNNI's, or AVX-VNNI's on the avx2 kernel ISA)
+// scaled once per output ("w8a8").
 enum class ComputeDtype { f32, bf16, int8 };
 ComputeDtype parse_compute_dtype(const std::string& name);  // throws std::invalid_argument
 const char* compute_dtype_name(ComputeDtype d);

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   if (ps::cpu_has_avx512_bf16() && ps::active_kernel_isa() == ps::KernelIsa::avx512) {
     formats.push_back({"bf16-dot", ps::PanelFormat::bf16_pairs, 0});
   }
-  if (ps::cpu_has_avx512_vnni() && ps::active_kernel_isa() == ps::KernelIsa::avx512) {
+  if (ps::int8_dot_products_on(ps::active_kernel_isa())) {
     formats.push_back({"i8-dot", ps::PanelFormat::i8_quads, 0});
   }
   const int kFormats = int(formats.size());

@@ -154,8 +154,8 @@ TEST_P(AccuracyBench, Bf16ComputeStaysNearFp32AndDecodesTheSameBatchedAsAlone) {
 
 // --quantization int8 --compute-dtype int8 (w8a8) against weight-only int8.
 TEST_P(AccuracyBench, Int8ComputeStaysNearWeightOnlyInt8AndDecodesTheSameBatchedAsAlone) {
-  if (!cpu_has_avx512_vnni() || active_kernel_isa() != KernelIsa::avx512) {
-    GTEST_SKIP() << "no AVX512_VNNI on the active kernel ISA";
+  if (!int8_dot_products_on(active_kernel_isa())) {
+    GTEST_SKIP() << "no int8 dot products (AVX512_VNNI, AVX-VNNI) on the active kernel ISA";
   }
   RunnerOptions w8a8 = packed(WeightQuantization::int8);
   w8a8.compute_dtype = ComputeDtype::int8;

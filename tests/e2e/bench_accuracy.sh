@@ -5,8 +5,8 @@
 # --kv-cache-dtype auto gives it a bf16 cache and the fp32 e2e model an fp32 one; on the e2e model
 # (fp32 on disk), bf16 and f16 weights, int8 weights and a bf16 KV cache report a difference; the
 # JSON agrees with the printed lines; --compute-dtype bfloat16 / int8 (the bf16 and int8 dot
-# products) differ from it where the CPU has them and are refused naming the flag where it has
-# not; bad flags exit 2 naming the flag or file.
+# products, the int8 ones on avx512 and on avx2 with AVX-VNNI) differ from it where the CPU has
+# them and are refused naming the flag where it has not; bad flags exit 2 naming the flag or file.
 source "$(dirname "$0")/lib/server.bash" "$@"
 
 accuracy() {  # accuracy NAME MODEL ARGS...: runs bench accuracy, JSON in $WORK/NAME.json
@@ -124,6 +124,16 @@ if grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo &&
 else
   echo "skip - no AVX512_VNNI here: --compute-dtype int8 is only checked for its refusal"
 fi
+# The same on the avx2 ISA where AVX-VNNI is (the VEX vpdpbusd), named in the kernels line.
+if grep -qw avx_vnni /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
+  accuracy w8a8-avx2 "$SHIPPED" --quantization int8 --compute-dtype int8 --kernel-isa avx2
+  consistent w8a8-avx2 0
+  grep -q "^  kernels: kernel isa avx2, .*; compute int8 (avx_vnni dot products, activations per token)" \
+    "$WORK/w8a8-avx2.out" && pass "the avx2 int8 compute kernels are named" ||
+    fail "w8a8 avx2 kernels: $(cat "$WORK/w8a8-avx2.out")"
+else
+  echo "skip - no AVX-VNNI here: --compute-dtype int8 on avx2 is only checked for its refusal"
+fi
 
 # A text dataset through the model's tokenizer: prompts of real text.
 printf '%s\n' '{"prompt": "What is the capital of France?", "output_len": 5}' \
@@ -155,8 +165,8 @@ bad "--compute-dtype int8 on float weights" "flag --compute-dtype: --compute-dty
   --compute-dtype int8
 bad "--compute-dtype int8 with groups" "flag --compute-dtype: --compute-dtype int8 needs --quantization int8 per output channel" \
   --compute-dtype int8 --quantization int8 --quantization-group 32
-bad "--compute-dtype int8 on avx2" "flag --compute-dtype: --compute-dtype int8 needs a CPU with AVX512_VNNI and the avx512 kernel ISA" \
-  --compute-dtype int8 --quantization int8 --kernel-isa avx2
+bad "--compute-dtype int8 on generic" "flag --compute-dtype: --compute-dtype int8 needs AVX512_VNNI on the avx512 kernel ISA or AVX-VNNI on the avx2 one" \
+  --compute-dtype int8 --quantization int8 --kernel-isa generic
 bad "--compute-dtype bfloat16 on avx2" "flag --compute-dtype: --compute-dtype bfloat16 needs a CPU with AVX512_BF16 and the avx512 kernel ISA" \
   --compute-dtype bfloat16 --kernel-isa avx2
 rc=0

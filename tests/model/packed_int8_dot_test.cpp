@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -35,23 +36,45 @@ float quantize(const float* v, int64_t k, std::vector<int>* q) {
   return s;
 }
 
+// The ISAs whose int8 dot products this CPU runs: avx512 with AVX512_VNNI, avx2 with AVX-VNNI.
+std::vector<KernelIsa> int8_isas() {
+  std::vector<KernelIsa> out;
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    if (int8_dot_products_on(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
 class PackedInt8Dot : public ::testing::TestWithParam<PackedCase> {
  protected:
   void SetUp() override {
-    if (!cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX512_VNNI";
+    if (int8_isas().empty()) GTEST_SKIP() << "this CPU has neither AVX512_VNNI nor AVX-VNNI";
   }
 };
 
+// Every ISA with the unit gives the same bits (exact integer sums, the same scaling), within the
+// bound of the quantized values against double; one without it (generic) refuses, writing nothing.
 TEST_P(PackedInt8Dot, MatchesDoubleReferenceOverTheQuantizedValues) {
   const PackedCaseData d(GetParam());
   const int64_t m = d.c.m, n = d.c.n, k = d.c.k;
   const PackedWeight packed(d.w.data(), PanelFormat::f32, n, k, PanelFormat::i8_quads);
   ASSERT_EQ(packed.format(), PanelFormat::i8_quads);
-  std::vector<float> y = d.y0;
-  ASSERT_TRUE(packed_linear_on(d.args(&packed, y.data()), KernelIsa::avx512));
-  std::vector<float> untouched = d.y0;
-  EXPECT_FALSE(packed_linear_on(d.args(&packed, untouched.data()), KernelIsa::avx2));
-  EXPECT_EQ(untouched, d.y0);
+  std::vector<float> y;
+  for (KernelIsa isa : runnable_kernel_isas()) {
+    std::vector<float> out = d.y0;
+    if (!int8_dot_products_on(isa)) {
+      EXPECT_FALSE(packed_linear_on(d.args(&packed, out.data()), isa)) << kernel_isa_name(isa);
+      EXPECT_EQ(out, d.y0) << kernel_isa_name(isa);
+      continue;
+    }
+    ASSERT_TRUE(packed_linear_on(d.args(&packed, out.data()), isa)) << kernel_isa_name(isa);
+    if (y.empty()) {
+      y = out;
+    } else {
+      ASSERT_EQ(std::memcmp(out.data(), y.data(), y.size() * sizeof(float)), 0)
+          << kernel_isa_name(isa) << " differs from " << kernel_isa_name(int8_isas()[0]);
+    }
+  }
   std::vector<std::vector<int>> qw(static_cast<size_t>(n));
   std::vector<float> sw(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) sw[size_t(j)] = quantize(d.w.data() + j * k, k, &qw[size_t(j)]);
@@ -89,8 +112,8 @@ TEST_P(PackedInt8Dot, MatchesDoubleReferenceOverTheQuantizedValues) {
 // Each row alone gives the bits it gets among the batch (packed_case.h).
 TEST_P(PackedInt8Dot, ARowsResultDoesNotDependOnTheBatch) {
   const PackedCaseData d(GetParam());
-  testing_util::expect_rows_batch_invariant(
-      d, PackedWeight(d.w.data(), PanelFormat::f32, d.c.n, d.c.k, PanelFormat::i8_quads));
+  const PackedWeight packed(d.w.data(), PanelFormat::f32, d.c.n, d.c.k, PanelFormat::i8_quads);
+  for (KernelIsa isa : int8_isas()) testing_util::expect_rows_batch_invariant(d, packed, 1, isa);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PackedInt8Dot, testing_util::dot_product_cases(),
@@ -99,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PackedInt8Dot, testing_util::dot_product_cases(
 // A zero row of activations (scale 0) gives bias (+ y) exactly; rows are not gathered from
 // int8 panels; grouped scales are refused.
 TEST(PackedInt8Quads, ZeroRowsNoRowReadsAndNoGroups) {
-  if (!cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX512_VNNI";
+  if (!int8_dot_products_on(active_kernel_isa())) GTEST_SKIP() << "no int8 dot products here";
   const int64_t n = 40, k = 12;
   const std::vector<float> w = testing_util::randn(size_t(n * k), 6);
   const PackedWeight packed(w.data(), PanelFormat::f32, n, k, PanelFormat::i8_quads);

@@ -46,16 +46,13 @@ TEST(PackedSpan, FewRowsEqualTheirRowsInATallCall) {
       for (const SpanFormat& f : kSpanFormats) {
         const PackedWeight packed(d.w.data(), PanelFormat::f32, n, k, f.format, f.group);
         for (KernelIsa isa : runnable_kernel_isas()) {
-          // The dot-product formats run on their AVX-512 unit alone (packed_linear_on refuses
-          // the rest, which packed_bf16_dot_test and packed_int8_dot_test check).
+          // The dot-product formats run where their unit is (packed_linear_on refuses the rest,
+          // which packed_bf16_dot_test and packed_int8_dot_test check).
           if (f.format == PanelFormat::bf16_pairs &&
               (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
             continue;
           }
-          if (f.format == PanelFormat::i8_quads &&
-              (isa != KernelIsa::avx512 || !cpu_has_avx512_vnni())) {
-            continue;
-          }
+          if (f.format == PanelFormat::i8_quads && !int8_dot_products_on(isa)) continue;
           for (int64_t rows : {1, 2}) {
             SCOPED_TRACE(std::string(f.name) + " " + kernel_isa_name(isa) + " n " +
                          std::to_string(n) + " k " + std::to_string(k) + " variant " +
