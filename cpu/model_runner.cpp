@@ -78,8 +78,7 @@ ModelRunner::ModelRunner(std::shared_ptr<const ModelWeights> weights, KvCacheSpe
     throw std::invalid_argument("ModelRunner: embedding or lm_head shape does not match config");
   }
   check_compute_dtype(options);
-  options.kv_cache_dtype =
-      resolve_kv_cache_dtype(options.kv_cache_dtype, m.embed.dtype() == DType::bf16);
+  options.kv_cache_dtype = kv_cache_dtype_for(*m.weights, options.kv_cache_dtype);
   LinearTuner tuner(options.linear_mode, options.tuning_budget_s, options.tuning_cache);
   m.lm_head = projection(lm_head, tuner, options);
   release_mapped_pages(*m.weights, lm_head);

@@ -82,8 +82,7 @@ BuiltExecutor make_executor(std::shared_ptr<const ModelWeights> weights, const E
     const StatePoolSize states = size_state_pool(c, r);
     if (!states.line.empty()) built.note = states.line;
     RunnerOptions runner = r.runner;
-    runner.kv_cache_dtype =
-        resolve_kv_cache_dtype(runner.kv_cache_dtype, weights->embed_tokens.dtype() == DType::bf16);
+    runner.kv_cache_dtype = kv_cache_dtype_for(*weights, runner.kv_cache_dtype);
     int32_t blocks = r.num_blocks;
     if (blocks <= 0) {
       const int64_t per_block =

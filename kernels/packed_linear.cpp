@@ -105,8 +105,8 @@ T* convert_rows(std::vector<T>& buffer, int64_t m, int64_t ld, int64_t k, const 
   return out;
 }
 
-// Checks the dot-product unit of w's format and points `fn` at its kernel; then the rows.
-NarrowRows narrow_rows(const PackedLinearArgs& a, PanelFn& fn) {
+// Checks the dot-product unit of w's format on `isa` and points `fn` at its kernel; then the rows.
+NarrowRows narrow_rows(const PackedLinearArgs& a, KernelIsa isa, PanelFn& fn) {
   const PackedWeight& w = *a.w;
   const PanelFormat f = w.format();
   NarrowRows n;
@@ -118,10 +118,12 @@ NarrowRows narrow_rows(const PackedLinearArgs& a, PanelFn& fn) {
   };
 #if PS_X86_KERNELS
   // The int8 dot products run on the avx2 ISA's kernel (AVX-VNNI) when the call is on that ISA,
-  // else on the avx512 one's; the bf16 ones on avx512 alone.
-  const bool on_avx2 = fn == panel_avx2;
-  if (bf16 ? !cpu_has_avx512_bf16() : !(on_avx2 ? cpu_has_avx_vnni() : cpu_has_avx512_vnni())) {
-    throw refusal(bf16 ? "AVX512_BF16" : (on_avx2 ? "AVX-VNNI" : "AVX512_VNNI"));
+  // else (generic included: the loader refuses it, a direct call falls through) on the avx512
+  // one's; the bf16 ones on avx512 alone.
+  const bool on_avx2 = isa == KernelIsa::avx2;
+  const KernelIsa unit_isa = on_avx2 ? KernelIsa::avx2 : KernelIsa::avx512;
+  if (bf16 ? !cpu_has_avx512_bf16() : !int8_dot_products_on(unit_isa)) {
+    throw refusal(bf16 ? "avx512_bf16" : int8_dot_unit(unit_isa));
   }
   const int64_t k = w.k();
   thread_local std::vector<uint16_t> xh_buffer;
@@ -147,15 +149,18 @@ NarrowRows narrow_rows(const PackedLinearArgs& a, PanelFn& fn) {
   return n;
 #else
   (void)bf16;
+  (void)isa;
+  (void)fn;
   throw refusal("the x86 kernels");
 #endif
 }
 
-void run(const PackedLinearArgs& args, PanelFn fn) {
+void run(const PackedLinearArgs& args, KernelIsa isa) {
   const PackedLinearArgs a = with_dense_strides(args);
   if (a.m == 0) return;
   const PackedWeight& w = *a.w;
-  const NarrowRows narrow = narrow_rows(a, fn);
+  PanelFn fn = kernel_for(isa);
+  const NarrowRows narrow = narrow_rows(a, isa, fn);
   const int64_t panels = w.panels();
   const int64_t chunk_rows = row_chunk(a.m);
   const int64_t chunks = (a.m + chunk_rows - 1) / chunk_rows;
@@ -244,7 +249,7 @@ PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k) : n_(n), k_(k),
 }
 
 void packed_linear(const PackedLinearArgs& args) {
-  run(args, kernel_for(active_kernel_isa()));
+  run(args, active_kernel_isa());
 }
 
 const char* packed_linear_isa() {
@@ -263,7 +268,7 @@ bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa) {
       !int8_dot_products_on(isa)) {
     return false;
   }
-  run(args, kernel_for(isa));
+  run(args, isa);
   return true;
 }
 
