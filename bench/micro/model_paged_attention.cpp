@@ -137,6 +137,14 @@ BENCHMARK(BM_PagedAttentionQwen3)
     ->Args({16, 45, 45})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// One decoding sequence of the 0.6B shape (a batch-1 step's attention, one layer): below 1k
+// tokens of context it ran on one core until the threads were woken above 1k attended pairs.
+BENCHMARK(BM_PagedAttentionQwen3)
+    ->Args({1, 150, 1})
+    ->Args({1, 600, 1})
+    ->Args({1, 2048, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -244,6 +244,19 @@ TEST(PagedAttention, BlockSizesTheTileDoesNotDivide) {
   expect_close_on_every_isa({8, 2, 64, 1, {{9, 9}, {4, 1}}}, 16);
 }
 
+// One decoding sequence of the Qwen3 head shape at short contexts (a batch-1 step): its items
+// (one per KV head) now run on every thread from ~1k attended pairs; each head's result is the
+// reference's whichever thread attends it, at contexts ending mid-block and on a boundary.
+TEST(PagedAttention, OneShortDecodingSequenceOnEveryThread) {
+  for (int32_t context : {9, 64, 150}) {
+    Case one{16, 8, 128, 16, {{context, 1}}};
+    one.bf16_cache = true;
+    expect_close_on_every_isa(one, 40 + uint32_t(context));
+    one.bf16_cache = false;
+    expect_close_on_every_isa(one, 41 + uint32_t(context));
+  }
+}
+
 // A bf16 cache, widened as it is read, on both paths.
 TEST(PagedAttention, Bf16CacheMatchesOnBothPaths) {
   Case grouped{8, 2, 64, 16, mixed_batch()};
