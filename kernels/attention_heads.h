@@ -45,7 +45,7 @@ PS_INLINE Vec<W> score_tile(const float* q, const KV* k, int64_t tok_stride, int
       kv[u] = loadv<W>(k + u * tok_stride + i * W);
       if constexpr (kAhead) {
         if (i % loads_per_line<W, KV>() == 0) {
-          __builtin_prefetch(k + ahead + u * tok_stride + i * W, 0, 3);
+          __builtin_prefetch(k + ahead + u * tok_stride + i * W, 0, 2);
         }
       }
     }
@@ -100,7 +100,7 @@ PS_INLINE void accumulate_values(const float* p, const KV* vb, int64_t tok_strid
     for (int i = 0; i < C; ++i) {
       vv[i] = loadv<W>(v + i * W);
       if constexpr (kAhead) {
-        if (i % loads_per_line<W, KV>() == 0) __builtin_prefetch(v + ahead + i * W, 0, 3);
+        if (i % loads_per_line<W, KV>() == 0) __builtin_prefetch(v + ahead + i * W, 0, 2);
       }
     }
 #pragma GCC unroll 16
@@ -124,11 +124,14 @@ PS_INLINE void accumulate_values(const float* p, const KV* vb, int64_t tok_strid
 // block (block_size of them) may be read as K, never as V: their scores are masked to -inf.
 //
 // kAhead: the rows of the sequence's next cache block that this call's rows mirror, `ahead`
-// elements from kb (here) and vb (accumulate_values), are prefetched into L1 line for line as
-// these are loaded. A sequence's blocks are scattered, so the hardware prefetcher, which follows a
-// stream within a 4 KB page, starts each block on demand misses; with the caches of many
-// sequences in DRAM that latency was what a decode step's attention waited on
-// (bench_model_paged_attention's Layers cases, bench/README.md).
+// elements from kb (here) and vb (accumulate_values), are prefetched line for line as these are
+// loaded. A sequence's blocks are scattered, so the hardware prefetcher, which follows a stream
+// within a 4 KB page, starts each block on demand misses; with the caches of many sequences in
+// DRAM that latency was what a decode step's attention waited on (bench_model_paged_attention's
+// Layers cases, bench/README.md). The hint is T1 (to L2), not T0: the step still read the cache
+// at about half the streaming bandwidth, as if the misses in flight were capped, and with T1 16
+// sequences x 224 tokens of a bf16 cache took 4255-5630 us against 4360-6405 (median 4634 vs
+// 5164, seven pairs alternately; fp32 cache no different; AMD EPYC, Qwen3Layers cases).
 template <int W, int kD, int HG, bool kAhead, typename KV>
 PS_INLINE void weigh_block(const float* q, const KV* kb, int64_t tok_stride, int32_t n,
                            int32_t block_size, float scale, float* p, float* m, float* l,
