@@ -111,56 +111,56 @@ void BM_PagedAttentionQwen3(benchmark::State& state) {
   attend(state, kQwen3);
 }
 
-// A decode step of the engine at the tiny model's scale: B sequences of `context` tokens in each
-// of 8 layers' caches, called layer after layer, so the KV read per step is 8x one layer's (at
-// B = 256, context 128: 256 MB, past what a 2-core slice of L3 holds; at 1 x 1024, 8 MB). Blocks
-// are laid out as the block manager hands them to sequences admitted together: block i of sequence
-// s at i * B + s, so a sequence's blocks are B blocks apart, not adjacent.
-void BM_PagedAttentionLayers(benchmark::State& state) {
-  constexpr int kLayers = 8;
-  const int32_t B = int32_t(state.range(0)), context = int32_t(state.range(1));
+// 8 layers' caches of B sequences of `context` tokens, the last one new, laid out as the block
+// manager hands blocks to sequences admitted together: block i of sequence s at i * B + s, so a
+// sequence's blocks are B blocks apart, not adjacent. pool_memory: the engine's pool memory,
+// bf16 or fp32 (else plain vectors, fp32); `run` calls the 8 layers one after the other.
+struct LayerCaches {
+  static constexpr int kLayers = 8;
   std::vector<Batch> layers;
-  layers.reserve(kLayers);  // each Batch's args point into its own vectors: never relocated
-  for (int l = 0; l < kLayers; ++l) {
-    layers.emplace_back(B, context, 1);
-    Batch& b = layers.back();
-    const int32_t blocks = b.args.max_blocks_per_seq;
-    for (int32_t s = 0; s < B; ++s) {
-      for (int32_t i = 0; i < blocks; ++i) b.tables[size_t(s) * blocks + i] = i * B + s;
+
+  LayerCaches(int32_t B, int32_t context, HeadShape shape, bool pool_memory, bool bf16) {
+    layers.reserve(kLayers);  // each Batch's args point into its own vectors: never relocated
+    for (int l = 0; l < kLayers; ++l) {
+      layers.emplace_back(B, context, 1, shape);
+      Batch& b = layers.back();
+      if (pool_memory) b.use_pool_memory(bf16);
+      const int32_t blocks = b.args.max_blocks_per_seq;
+      for (int32_t s = 0; s < B; ++s) {
+        for (int32_t i = 0; i < blocks; ++i) b.tables[size_t(s) * blocks + i] = i * B + s;
+      }
     }
   }
-  for (auto _ : state) {
-    for (Batch& b : layers) ps::paged_attention(b.args);
-    benchmark::ClobberMemory();
+  void run(benchmark::State& state) {
+    for (auto _ : state) {
+      for (Batch& b : layers) ps::paged_attention(b.args);
+      benchmark::ClobberMemory();
+    }
   }
-  state.counters["Gpairs/s"] = benchmark::Counter(double(kLayers) * B * context * kTiny.heads / 1e9,
-                                                  benchmark::Counter::kIsIterationInvariantRate);
+};
+
+// A decode step of the engine at the tiny model's scale, layer after layer, so the KV read per
+// step is 8x one layer's (at B = 256, context 128: 256 MB, past what a 2-core slice of L3 holds;
+// at 1 x 1024, 8 MB).
+void BM_PagedAttentionLayers(benchmark::State& state) {
+  const int32_t B = int32_t(state.range(0)), context = int32_t(state.range(1));
+  LayerCaches caches(B, context, kTiny, false, false);
+  caches.run(state);
+  state.counters["Gpairs/s"] =
+      benchmark::Counter(double(LayerCaches::kLayers) * B * context * kTiny.heads / 1e9,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The decode step of B sequences of the 0.6B shape, over 8 layers' caches laid out as
-// BM_PagedAttentionLayers's, with a bf16 cache (third argument 1) or an fp32 one (0): at 16 x 224
-// tokens 118 MB a step in bf16, past the L3 of a 2-core slice, as the 28 layers of a real step
-// are (411 MB). GB/s: the cache's bytes read.
+// The decode step of B sequences of the 0.6B shape in the engine's pool memory, with a bf16 cache
+// (third argument 1) or an fp32 one (0): at 16 x 224 tokens 118 MB a step in bf16, past the L3
+// of a 2-core slice, as the 28 layers of a real step are (411 MB). GB/s: the cache's bytes read.
 void BM_PagedAttentionQwen3Layers(benchmark::State& state) {
-  constexpr int kLayers = 8;
   const int32_t B = int32_t(state.range(0)), context = int32_t(state.range(1));
-  std::vector<Batch> layers;
-  layers.reserve(kLayers);
-  for (int l = 0; l < kLayers; ++l) {
-    layers.emplace_back(B, context, 1, kQwen3);
-    Batch& b = layers.back();
-    b.use_pool_memory(state.range(2) != 0);
-    const int32_t blocks = b.args.max_blocks_per_seq;
-    for (int32_t s = 0; s < B; ++s) {
-      for (int32_t i = 0; i < blocks; ++i) b.tables[size_t(s) * blocks + i] = i * B + s;
-    }
-  }
-  for (auto _ : state) {
-    for (Batch& b : layers) ps::paged_attention(b.args);
-    benchmark::ClobberMemory();
-  }
-  const double bytes = double(kLayers) * B * context * kQwen3.kv_heads * kQwen3.head_dim * 2 *
-                       (state.range(2) != 0 ? 2 : 4);
+  const bool bf16 = state.range(2) != 0;
+  LayerCaches caches(B, context, kQwen3, true, bf16);
+  caches.run(state);
+  const double bytes = double(LayerCaches::kLayers) * B * context * kQwen3.kv_heads *
+                       kQwen3.head_dim * 2 * (bf16 ? 2 : 4);
   state.counters["GB/s"] =
       benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
