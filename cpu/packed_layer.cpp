@@ -49,8 +49,8 @@ void check_compute_dtype(const RunnerOptions& o) {
   }
   const KernelIsa isa = active_kernel_isa();
   if (bf16) {
-    const bool has = cpu_has_avx512_bf16();
-    if (!has || isa != KernelIsa::avx512) {
+    if (!bf16_dot_products_on(isa)) {
+      const bool has = cpu_has_avx512_bf16();
       throw std::invalid_argument(flag + " needs a CPU with AVX512_BF16 and the avx512 kernel " +
                                   "ISA (this CPU " + (has ? "has" : "has no") +
                                   " AVX512_BF16, kernel ISA " + kernel_isa_name(isa) + ")");

@@ -57,6 +57,10 @@ bool cpu_has_avx_vnni() {
 #endif
 }
 
+bool bf16_dot_products_on(KernelIsa isa) {
+  return isa == KernelIsa::avx512 && cpu_has_avx512_bf16();
+}
+
 bool int8_dot_products_on(KernelIsa isa) {
   if (isa == KernelIsa::avx512) return cpu_has_avx512_vnni();
   if (isa == KernelIsa::avx2) return cpu_has_avx_vnni();

@@ -42,6 +42,8 @@ bool cpu_has_avx512_vnni();
 // Whether this CPU has AVX-VNNI's VEX `vpdpbusd` on 256-bit registers (on top of avx2): the int8
 // dot products on the avx2 ISA (panel_avx2_vnni).
 bool cpu_has_avx_vnni();
+// Whether `isa` runs the bf16 dot products here (avx512 with AVX512_BF16; no other ISA has them).
+bool bf16_dot_products_on(KernelIsa isa);
 // Whether `isa` runs the int8 dot products here (avx512: AVX512_VNNI; avx2: AVX-VNNI), and the
 // unit's name for messages ("avx512_vnni", "avx_vnni").
 bool int8_dot_products_on(KernelIsa isa);

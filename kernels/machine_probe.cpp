@@ -129,8 +129,7 @@ MachineLimits probe_machine(int64_t working_set_bytes, ComputeDtype compute) {
   m.packed_gemm_gflops = measure_packed_gemm();
   m.packed_isa = packed_linear_isa();
   m.gemm_gflops = std::max(m.blas_gemm_gflops, m.packed_gemm_gflops);
-  const bool avx512 = active_kernel_isa() == KernelIsa::avx512;
-  if (compute == ComputeDtype::bf16 && avx512 && cpu_has_avx512_bf16()) {
+  if (compute == ComputeDtype::bf16 && bf16_dot_products_on(active_kernel_isa())) {
     m.bf16_gemm_gflops = measure_packed_gemm(PanelFormat::bf16_pairs);
   }
   if (compute == ComputeDtype::int8 && int8_dot_products_on(active_kernel_isa())) {

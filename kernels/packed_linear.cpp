@@ -261,7 +261,7 @@ bool packed_linear_on(const PackedLinearArgs& args, KernelIsa isa) {
   // The bf16 dot products exist on the avx512 path alone (panel_avx512_bf16), the int8 ones on
   // avx512 and avx2 where the CPU has the unit (panel_avx512_vnni, panel_avx2_vnni).
   if (args.w != nullptr && args.w->format() == PanelFormat::bf16_pairs &&
-      (isa != KernelIsa::avx512 || !cpu_has_avx512_bf16())) {
+      !bf16_dot_products_on(isa)) {
     return false;
   }
   if (args.w != nullptr && args.w->format() == PanelFormat::i8_quads &&

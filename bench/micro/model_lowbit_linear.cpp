@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
                                  {"i8/g32", ps::PanelFormat::i8, 32},
                                  {"mxfp4", ps::PanelFormat::mxfp4, 32}};
   // bf16 and int8 dot products (--compute-dtype bfloat16 / int8) where the active ISA has them.
-  if (ps::cpu_has_avx512_bf16() && ps::active_kernel_isa() == ps::KernelIsa::avx512) {
+  if (ps::bf16_dot_products_on(ps::active_kernel_isa())) {
     formats.push_back({"bf16-dot", ps::PanelFormat::bf16_pairs, 0});
   }
   if (ps::int8_dot_products_on(ps::active_kernel_isa())) {
